@@ -1,0 +1,173 @@
+// Package httpx holds what every ron listener shares: the listener service, the
+// middleware chain, the error envelope and the decode guard.
+package httpx
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+)
+
+// Stable error codes (ARCHITECTURE §5). Clients key on these, never on messages.
+const (
+	CodeBadRequest          = "bad_request"
+	CodeMalformed           = "malformed"
+	CodeUnauthorized        = "unauthorized"
+	CodeForbidden           = "forbidden"
+	CodeNotFound            = "not_found"
+	CodeGone                = "gone"
+	CodeConflict            = "conflict"
+	CodeHashMismatch        = "hash_mismatch"
+	CodePreconditionFailed  = "precondition_failed"
+	CodeRangeNotSatisfiable = "range_not_satisfiable"
+	CodePayloadTooLarge     = "payload_too_large"
+	CodeDecodedCap          = "decoded_cap"
+	CodeUnsupportedMedia    = "unsupported_media_type"
+	CodeMethodNotAllowed    = "method_not_allowed"
+	CodeInsufficientStorage = "insufficient_storage"
+	CodeCorrupt             = "corrupt"
+	CodeBusy                = "busy"
+	CodeRateLimited         = "rate_limited"
+	CodeTimeout             = "timeout"
+	CodeUpstreamUnavailable = "upstream_unavailable"
+	CodeNotReady            = "not_ready"
+	CodeDraining            = "draining"
+	CodeDegraded            = "degraded"
+	CodeInternal            = "internal"
+)
+
+// Error is the one error shape every ron listener answers with. It is also an
+// error value, so handlers and clients pass it around unchanged.
+type Error struct {
+	Status     int            `json:"-"`
+	Code       string         `json:"code"`
+	Message    string         `json:"message"`
+	CorrID     string         `json:"corr_id,omitempty"`
+	RetryAfter int            `json:"retry_after_s,omitempty"`
+	Details    map[string]any `json:"details,omitempty"`
+}
+
+// Envelope is the JSON body wrapping an Error: {"error":{...}}.
+type Envelope struct {
+	Error *Error `json:"error"`
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return e.Code
+	}
+	return e.Code + ": " + e.Message
+}
+
+// NewError returns an Error with the given status, code and formatted message.
+// 429 and 503 get a Retry-After of 1 second unless WithRetryAfter changes it.
+func NewError(status int, code, format string, args ...any) *Error {
+	e := &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+		e.RetryAfter = 1
+	}
+	return e
+}
+
+// WithRetryAfter returns a copy of e carrying Retry-After seconds.
+func (e *Error) WithRetryAfter(seconds int) *Error {
+	c := *e
+	c.RetryAfter = seconds
+	return &c
+}
+
+// WithDetails returns a copy of e carrying the given details object.
+func (e *Error) WithDetails(d map[string]any) *Error {
+	c := *e
+	c.Details = d
+	return &c
+}
+
+// AsError converts any error to an *Error: an *Error anywhere in the chain is
+// returned as is, anything else becomes a 500 internal error.
+func AsError(err error) *Error {
+	var he *Error
+	if errors.As(err, &he) {
+		return he
+	}
+	return NewError(http.StatusInternalServerError, CodeInternal, "internal error")
+}
+
+// WriteError writes err as the JSON envelope with its status and, for 429/503,
+// an integer Retry-After header. corrID is copied into the body.
+func WriteError(w http.ResponseWriter, corrID string, err error) {
+	he := *AsError(err)
+	he.CorrID = corrID
+	if (he.Status == http.StatusTooManyRequests || he.Status == http.StatusServiceUnavailable) && he.RetryAfter <= 0 {
+		he.RetryAfter = 1
+	}
+	h := w.Header()
+	if he.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(he.RetryAfter))
+	}
+	if he.Status == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", "Bearer")
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Del("Content-Length")
+	h.Del("ETag")
+	h.Del("Cache-Control")
+	body, _ := json.Marshal(Envelope{Error: &he})
+	body = append(body, '\n')
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(he.Status)
+	_, _ = w.Write(body)
+}
+
+// DecodeError reads an error envelope from a response body. It returns an
+// *Error with the response status; a body that is not an envelope yields a
+// generic error with a code derived from the status.
+func DecodeError(status int, body []byte) *Error {
+	var env Envelope
+	if err := json.Unmarshal(body, &env); err == nil && env.Error != nil && env.Error.Code != "" {
+		env.Error.Status = status
+		return env.Error
+	}
+	return &Error{Status: status, Code: codeForStatus(status), Message: http.StatusText(status)}
+}
+
+func codeForStatus(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return CodeBadRequest
+	case http.StatusUnauthorized:
+		return CodeUnauthorized
+	case http.StatusForbidden:
+		return CodeForbidden
+	case http.StatusNotFound:
+		return CodeNotFound
+	case http.StatusMethodNotAllowed:
+		return CodeMethodNotAllowed
+	case http.StatusConflict:
+		return CodeConflict
+	case http.StatusGone:
+		return CodeGone
+	case http.StatusPreconditionFailed:
+		return CodePreconditionFailed
+	case http.StatusRequestEntityTooLarge:
+		return CodePayloadTooLarge
+	case http.StatusUnsupportedMediaType:
+		return CodeUnsupportedMedia
+	case http.StatusRequestedRangeNotSatisfiable:
+		return CodeRangeNotSatisfiable
+	case http.StatusTooManyRequests:
+		return CodeBusy
+	case http.StatusRequestTimeout, http.StatusGatewayTimeout:
+		return CodeTimeout
+	case http.StatusInsufficientStorage:
+		return CodeInsufficientStorage
+	case http.StatusBadGateway:
+		return CodeUpstreamUnavailable
+	case http.StatusServiceUnavailable:
+		return CodeNotReady
+	}
+	return CodeInternal
+}

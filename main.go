@@ -1,0 +1,25 @@
+// Command ron runs any subset of ron's five roles in one process and talks to
+// them from the command line.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/ronhq/ron/roles"
+	"github.com/ronhq/ron/roles/cli"
+)
+
+func main() {
+	err := roles.NewRootCommand(os.Exit).Execute()
+	if err == nil {
+		return
+	}
+	fmt.Fprintln(os.Stderr, "ron:", err)
+	var ee *cli.ExitError
+	if errors.As(err, &ee) {
+		os.Exit(ee.Code)
+	}
+	os.Exit(cli.ExitFailure)
+}

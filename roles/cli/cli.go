@@ -1,0 +1,167 @@
+// Package cli is the plumbing every ron client command shares: the --server,
+// --token and -o flags, token acquisition on the node, output formats and
+// exit codes.
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/httpx/client"
+)
+
+// Exit codes of client commands (spec/storage.md §9, ARCHITECTURE §7).
+const (
+	ExitOK          = 0
+	ExitFailure     = 1
+	ExitUnreachable = 2
+)
+
+// ExitError carries a process exit code up to main.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Exit wraps err with code; nil stays nil.
+func Exit(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &ExitError{Code: code, Err: err}
+}
+
+// Classify maps a client error to its exit code: unreachable servers exit 2,
+// everything else 1.
+func Classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	if client.IsUnreachable(err) {
+		return Exit(ExitUnreachable, err)
+	}
+	return Exit(ExitFailure, err)
+}
+
+// Node is what client commands know about the local node's configuration.
+type Node struct {
+	DataDir     string
+	AdminListen string
+	Listen      map[string]string // role → listen address
+}
+
+// Env gives commands lazy access to the node settings (the root command
+// loads the config once flags are parsed).
+type Env struct {
+	Node func() (Node, error)
+}
+
+// Flags are the flags every client command shares.
+type Flags struct {
+	Server string
+	Token  string
+	Output string
+}
+
+// Register adds --server, --token and -o to cmd.
+func (f *Flags) Register(cmd *cobra.Command, role string) {
+	cmd.Flags().StringVar(&f.Server, "server", "", "base URL of the "+role+" listener (default: the configured local listener)")
+	cmd.Flags().StringVar(&f.Token, "token", "", "capability token (default $RON_TOKEN, else minted from the local root key)")
+	cmd.Flags().StringVarP(&f.Output, "output", "o", "text", "output format: text or json")
+}
+
+// CheckOutput validates -o.
+func (f *Flags) CheckOutput() error {
+	if f.Output != "text" && f.Output != "json" {
+		return Exit(ExitFailure, fmt.Errorf("-o must be text or json, not %q", f.Output))
+	}
+	return nil
+}
+
+// ServerURL is --server or the configured local listener of role.
+func (f *Flags) ServerURL(env Env, role string) (string, error) {
+	if f.Server != "" {
+		return f.Server, nil
+	}
+	n, err := env.Node()
+	if err != nil {
+		return "", err
+	}
+	return "http://" + n.Listen[role], nil
+}
+
+// localTokenTTL is the lifetime of tokens client commands mint on the node.
+const localTokenTTL = 10 * time.Minute
+
+// TokenSource returns a function that yields a token for scope: --token or
+// RON_TOKEN when given; else one minted from the local root key; else one
+// asked from the admin plane (POST /api/v1/tokens, loopback).
+func (f *Flags) TokenSource(env Env, getenv func(string) string, scope string) func(ctx context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		if f.Token != "" {
+			return f.Token, nil
+		}
+		if t := getenv("RON_TOKEN"); t != "" {
+			return t, nil
+		}
+		n, err := env.Node()
+		if err != nil {
+			return "", err
+		}
+		if keys, err := auth.ReadRootKey(n.DataDir); err == nil {
+			tok, _, err := keys.Mint(auth.MintOptions{Scopes: []string{scope}, TTL: localTokenTTL})
+			return tok, err
+		}
+		return AdminToken(ctx, n.AdminListen, scope)
+	}
+}
+
+// AdminToken asks the local admin plane for a short-lived token.
+func AdminToken(ctx context.Context, adminListen, scope string) (string, error) {
+	body, _ := json.Marshal(map[string]any{"scopes": []string{scope}, "ttl": localTokenTTL.String()})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+adminListen+"/api/v1/tokens", bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("no readable root key and the admin plane at %s is unreachable: %w", adminListen, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		return "", httpx.DecodeError(resp.StatusCode, data)
+	}
+	var reply struct {
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal(data, &reply); err != nil || reply.Token == "" {
+		return "", fmt.Errorf("admin plane returned no token")
+	}
+	return reply.Token, nil
+}
+
+// PrintJSON writes v as indented JSON.
+func PrintJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

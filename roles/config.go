@@ -1,0 +1,122 @@
+// Package roles is ron's composition root: the role table, the root Config,
+// the admin plane and the process-level commands (serve, status, roles,
+// config, version, token) that main.go mounts.
+package roles
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"time"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/storage"
+	"github.com/ronhq/ron/runtime/config"
+)
+
+// MaxDrainDeadline caps drain_deadline (ARCHITECTURE §3).
+const MaxDrainDeadline = 5 * time.Second
+
+// Config is the root of ron's configuration (ARCHITECTURE §4).
+type Config struct {
+	Roles         []string       `koanf:"roles" help:"roles to run (registry, index, storage, edge, gateway); roles not built yet are refused"`
+	DataDir       string         `koanf:"data_dir" help:"data directory, one subfolder per role"`
+	Amnesia       bool           `koanf:"amnesia" help:"keep every role RAM-only: nothing is written to disk"`
+	DrainDeadline time.Duration  `koanf:"drain_deadline" help:"how long in-flight work may drain at shutdown (max 5s)"`
+	Log           LogConfig      `koanf:"log"`
+	Admin         AdminConfig    `koanf:"admin"`
+	Storage       storage.Config `koanf:"storage"`
+}
+
+// LogConfig is the [log] section.
+type LogConfig struct {
+	Level string `koanf:"level" help:"debug, info, warn or error"`
+}
+
+// AdminConfig is the [admin] section: the always-on admin plane.
+type AdminConfig struct {
+	Listen        string `koanf:"listen" help:"admin listener (healthz, readyz, metrics, status, reload, shutdown, tokens)"`
+	httpx.Ingress `koanf:",squash"`
+}
+
+// DefaultConfig returns the built-in defaults: every built role, data under
+// ./ron-data.
+func DefaultConfig() Config {
+	return Config{
+		Roles:         BuiltRoleNames(),
+		DataDir:       "./ron-data",
+		DrainDeadline: 3 * time.Second,
+		Log:           LogConfig{Level: "info"},
+		Admin:         AdminConfig{Listen: "127.0.0.1:8080", Ingress: httpx.DefaultIngress()},
+		Storage:       storage.DefaultConfig(),
+	}
+}
+
+// LoadConfig applies the sources over the defaults and validates the result.
+func LoadConfig(src config.Sources) (*Config, error) {
+	cfg := DefaultConfig()
+	if err := config.Load(&cfg, src); err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+// Validate checks the whole config.
+func (c *Config) Validate() error {
+	if c.DrainDeadline <= 0 || c.DrainDeadline > MaxDrainDeadline {
+		return fmt.Errorf("drain_deadline: %s is outside (0, %s]", c.DrainDeadline, MaxDrainDeadline)
+	}
+	if err := validateRoles(c.Roles); err != nil {
+		return err
+	}
+	if _, err := parseLevel(c.Log.Level); err != nil {
+		return err
+	}
+	if err := validateListen("admin.listen", c.Admin.Listen); err != nil {
+		return err
+	}
+	if err := validateListen("storage.listen", c.Storage.Listen); err != nil {
+		return err
+	}
+	return c.Storage.Validate()
+}
+
+func validateRoles(names []string) error {
+	if len(names) == 0 {
+		return fmt.Errorf("roles: at least one role is needed")
+	}
+	for i, n := range names {
+		e, ok := lookup(n)
+		if !ok {
+			return fmt.Errorf("roles: unknown role %q (known: %v)", n, AllRoleNames())
+		}
+		if e.New == nil {
+			return fmt.Errorf("roles: %q is not built yet (see `ron roles`)", n)
+		}
+		if slices.Contains(names[:i], n) {
+			return fmt.Errorf("roles: %q listed twice", n)
+		}
+	}
+	return nil
+}
+
+func validateListen(key, addr string) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return fmt.Errorf("%s: %q is not host:port", key, addr)
+	}
+	return nil
+}
+
+// Enabled reports whether the role is enabled.
+func (c *Config) Enabled(role string) bool { return slices.Contains(c.Roles, role) }
+
+// EffectiveEngine is the storage engine after amnesia is applied.
+func (c *Config) EffectiveEngine() string {
+	if c.Amnesia {
+		return "memory"
+	}
+	return c.Storage.Engine
+}

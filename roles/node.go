@@ -1,0 +1,198 @@
+package roles
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/labstack/echo/v4"
+	"github.com/mattn/go-isatty"
+	"github.com/rs/zerolog"
+
+	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/runtime"
+)
+
+// Node is one running ron process: its config snapshot, logger, metrics,
+// bus, keys, role manager and admin plane. Tests run several in one process.
+type Node struct {
+	cfg     *runtime.Snapshot[Config]
+	src     configSource
+	log     zerolog.Logger
+	metrics *runtime.Metrics
+	bus     *runtime.Bus
+	keys    *auth.Keyring
+	manager *runtime.Manager
+	admin   *adminPlane
+	roles   map[string]runtime.Role
+	started time.Time
+	version string
+}
+
+// configSource reloads the config from the same sources as at start.
+type configSource func() (*Config, error)
+
+// NewNode builds a node from a loaded config: it creates the root key and the
+// data dir (unless amnesia) and constructs the enabled roles without starting
+// them.
+func NewNode(cfg *Config, reload configSource, logOut *os.File, version string) (*Node, error) {
+	log, err := newLogger(cfg.Log.Level, logOut)
+	if err != nil {
+		return nil, err
+	}
+	if !cfg.Amnesia {
+		if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+			return nil, fmt.Errorf("data dir: %w", err)
+		}
+	}
+	keys, err := auth.LoadOrCreateRootKey(cfg.DataDir, cfg.Amnesia)
+	if err != nil {
+		return nil, fmt.Errorf("root key: %w", err)
+	}
+	m := runtime.NewMetrics(metrics.NewSet())
+	n := &Node{cfg: runtime.NewSnapshot(cfg), src: reload, log: log, metrics: m, bus: runtime.NewBus(m),
+		keys: keys, roles: map[string]runtime.Role{}, started: time.Now(), version: version}
+	n.manager = runtime.NewManager(runtime.ManagerOptions{Log: log, Metrics: m, Bus: n.bus, DrainDeadline: cfg.DrainDeadline})
+	if err := n.buildRoles(cfg); err != nil {
+		return nil, err
+	}
+	n.admin = newAdminPlane(n)
+	return n, nil
+}
+
+func (n *Node) buildRoles(cfg *Config) error {
+	deps := &Deps{Config: cfg, Log: n.log, Metrics: n.metrics, Bus: n.bus, Keys: n.keys, Version: n.version,
+		Ops: func(e *echo.Echo) { mountOps(e, n) }}
+	for _, e := range enabledEntries(cfg) {
+		r, err := e.New(deps)
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.Name, err)
+		}
+		n.roles[e.Name] = r
+		n.manager.Add(r, e.Listen(cfg))
+	}
+	return nil
+}
+
+// Run starts the admin plane and the roles, serves until ctx ends or a
+// shutdown is requested, then runs the shutdown sequence. The admin plane
+// stops last.
+func (n *Node) Run(ctx context.Context) error {
+	if err := n.admin.start(); err != nil {
+		return fmt.Errorf("admin: listen %s: %w", n.cfg.Load().Admin.Listen, err)
+	}
+	adminErr := n.admin.serve()
+	defer n.admin.stop()
+	if err := n.manager.Start(ctx); err != nil {
+		return err
+	}
+	n.log.Info().Strs("roles", n.cfg.Load().Roles).Str("admin", n.admin.addr()).Bool("amnesia", n.cfg.Load().Amnesia).Msg("ron is running")
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { // admin-watch: a dying admin listener is fatal
+		select {
+		case err := <-adminErr:
+			if err != nil {
+				n.log.Error().Err(err).Msg("admin listener failed")
+				n.manager.RequestShutdown("admin listener failed")
+			}
+		case <-runCtx.Done():
+		}
+	}()
+	return n.manager.Run(runCtx)
+}
+
+// Shutdown asks the node to run its shutdown sequence.
+func (n *Node) Shutdown(reason string) { n.manager.RequestShutdown(reason) }
+
+// Reload re-reads the config from its sources and applies what can change
+// live; keys that need a restart are rejected by name and nothing changes.
+func (n *Node) Reload() (uint64, error) {
+	next, err := n.src()
+	if err != nil {
+		return 0, err
+	}
+	cur := n.cfg.Load()
+	if keys := restartOnly(cur, next); len(keys) > 0 {
+		return 0, fmt.Errorf("these keys need a restart: %s", strings.Join(keys, ", "))
+	}
+	if err := n.applyRoles(next); err != nil {
+		return 0, err
+	}
+	v := n.cfg.Store(next)
+	n.bus.Publish(runtime.ConfigUpdated{Version: v})
+	n.log.Info().Uint64("version", v).Msg("config reloaded")
+	return v, nil
+}
+
+func (n *Node) applyRoles(next *Config) error {
+	for name, r := range n.roles {
+		a, ok := r.(runtime.Applier)
+		if !ok {
+			continue
+		}
+		if err := a.Apply(roleConfig(next, name)); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	n.admin.server.SetLimits(next.Admin.Ingress.Limits())
+	return nil
+}
+
+// roleConfig is the section a role's Apply receives.
+func roleConfig(c *Config, role string) any {
+	switch role {
+	case "storage":
+		return c.Storage
+	}
+	return nil
+}
+
+// restartOnly lists top-level keys whose change needs a restart.
+func restartOnly(cur, next *Config) []string {
+	var keys []string
+	if strings.Join(cur.Roles, ",") != strings.Join(next.Roles, ",") {
+		keys = append(keys, "roles")
+	}
+	if filepath.Clean(cur.DataDir) != filepath.Clean(next.DataDir) {
+		keys = append(keys, "data_dir")
+	}
+	if cur.Amnesia != next.Amnesia {
+		keys = append(keys, "amnesia")
+	}
+	if cur.DrainDeadline != next.DrainDeadline {
+		keys = append(keys, "drain_deadline")
+	}
+	if cur.Log.Level != next.Log.Level {
+		keys = append(keys, "log.level")
+	}
+	if cur.Admin.Listen != next.Admin.Listen {
+		keys = append(keys, "admin.listen")
+	}
+	return keys
+}
+
+func parseLevel(s string) (zerolog.Level, error) {
+	switch s {
+	case "debug", "info", "warn", "error":
+		return zerolog.ParseLevel(s)
+	}
+	return zerolog.NoLevel, fmt.Errorf("log.level: %q is not debug, info, warn or error", s)
+}
+
+// newLogger writes JSON to out, or the console format when out is a TTY.
+func newLogger(level string, out *os.File) (zerolog.Logger, error) {
+	lvl, err := parseLevel(level)
+	if err != nil {
+		return zerolog.Nop(), err
+	}
+	var w = zerolog.New(out)
+	if isatty.IsTerminal(out.Fd()) {
+		w = zerolog.New(zerolog.ConsoleWriter{Out: out, TimeFormat: time.TimeOnly})
+	}
+	return w.Level(lvl).With().Timestamp().Logger(), nil
+}

@@ -1,0 +1,145 @@
+package roles
+
+import (
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ronhq/ron/roles/cli"
+	"github.com/ronhq/ron/roles/storage"
+	"github.com/ronhq/ron/runtime/config"
+)
+
+// Version is ron's version, set at build time with -ldflags.
+var Version = "0.1.0-dev"
+
+// app carries the parsed root flags to every command.
+type app struct {
+	configFile string
+	flags      *pflag.FlagSet // the command's flags, for keys set on the command line
+	getenv     func(string) string
+	environ    func() []string
+	exit       func(code int) // the process exit, for a second signal during drain
+}
+
+// NewRootCommand builds the `ron` command tree. main maps its errors to exit
+// codes (cli.ExitError) and passes os.Exit for the second-signal exit.
+func NewRootCommand(exit func(code int)) *cobra.Command {
+	a := &app{getenv: os.Getenv, environ: os.Environ, exit: exit}
+	root := &cobra.Command{
+		Use:           "ron",
+		Short:         "ron: content-addressed storage, index, registry, gateway and edge in one daemon",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+	}
+	root.PersistentFlags().StringVar(&a.configFile, "config", "", "TOML config file (default $RON_CONFIG)")
+	root.PersistentFlags().String("data-dir", "", "data directory (default ./ron-data)")
+	config.MarkKey(root.PersistentFlags(), "data-dir")
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { a.flags = cmd.Flags() }
+	env := cli.Env{Node: a.node}
+	root.AddCommand(a.serveCommand(), a.statusCommand(), rolesCommand(), a.configCommand(),
+		a.versionCommand(), a.tokenCommand())
+	for _, c := range storage.Commands(env, a.getenv) {
+		root.AddCommand(c)
+	}
+	return root
+}
+
+// load reads the config from defaults, file, environment and set flags.
+func (a *app) load() (*Config, error) {
+	file := a.configFile
+	if file == "" {
+		file = a.getenv("RON_CONFIG")
+	}
+	return LoadConfig(config.Sources{File: file, Environ: a.environ(), Flags: a.flags})
+}
+
+// node is the client commands' view of the local config.
+func (a *app) node() (cli.Node, error) {
+	cfg, err := a.load()
+	if err != nil {
+		return cli.Node{}, cli.Exit(cli.ExitFailure, err)
+	}
+	listen := map[string]string{}
+	for _, e := range table {
+		if e.Listen != nil {
+			listen[e.Name] = e.Listen(cfg)
+		}
+	}
+	return cli.Node{DataDir: cfg.DataDir, AdminListen: cfg.Admin.Listen, Listen: listen}, nil
+}
+
+func rolesCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "roles",
+		Short: "List the five roles, their start order and whether this binary builds them",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			w := cmd.OutOrStdout()
+			for i, e := range table {
+				state := "built"
+				if e.New == nil {
+					state = "not built"
+				}
+				cmd.Printf("%d  %-9s %-10s %s\n", i+1, e.Name, state, e.Summary)
+			}
+			_ = w
+			return nil
+		},
+	}
+}
+
+func (a *app) versionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print ron's version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cmd.Println("ron " + Version)
+			return nil
+		},
+	}
+}
+
+func (a *app) configCommand() *cobra.Command {
+	c := &cobra.Command{Use: "config", Short: "Check or print the effective configuration"}
+	check := &cobra.Command{
+		Use:   "check",
+		Short: "Validate the configuration (defaults < file < RON_* env < flags)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, err := a.load(); err != nil {
+				return cli.Exit(cli.ExitFailure, err)
+			}
+			cmd.Println("config ok")
+			return nil
+		},
+	}
+	print := &cobra.Command{
+		Use:   "print",
+		Short: "Print the effective configuration as TOML, secrets redacted",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := a.load()
+			if err != nil {
+				return cli.Exit(cli.ExitFailure, err)
+			}
+			cmd.Print(config.TOML(cfg, true))
+			return nil
+		},
+	}
+	for _, sub := range []*cobra.Command{check, print} {
+		config.RegisterFlags(sub.Flags(), ptr(DefaultConfig()), "data_dir")
+		c.AddCommand(sub)
+	}
+	return c
+}
+
+// keyFlagsHelp shortens the help of commands that take every config key.
+func keyFlagsHelp(cmd *cobra.Command) {
+	cmd.Flags().SortFlags = false
+	cmd.Long = strings.TrimSpace(cmd.Long + "\n\nEvery config key is also a flag: --section.key (e.g. --storage.listen, --admin.listen).")
+}

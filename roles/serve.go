@@ -1,0 +1,65 @@
+package roles
+
+import (
+	"context"
+	"os"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ronhq/ron/roles/cli"
+	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/config"
+)
+
+func (a *app) serveCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the daemon: the enabled roles plus the admin plane",
+		Long:  "Run the daemon: all built roles by default (--roles=storage,… for a subset), data under ./ron-data (--amnesia keeps everything in RAM).",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := a.load()
+			if err != nil {
+				return cli.Exit(cli.ExitFailure, err)
+			}
+			return a.serve(cmd.Context(), cfg)
+		},
+	}
+	config.RegisterFlags(cmd.Flags(), ptr(DefaultConfig()), "data_dir")
+	keyFlagsHelp(cmd)
+	return cmd
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// serve runs a node until its shutdown sequence ends. SIGINT/SIGTERM start
+// the shutdown, a second one exits 3 at once, SIGHUP reloads.
+func (a *app) serve(ctx context.Context, cfg *Config) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	node, err := NewNode(cfg, a.load, os.Stderr, Version)
+	if err != nil {
+		return cli.Exit(cli.ExitFailure, err)
+	}
+	sigCtx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { // signals: owned by serve, ends when the node is done
+		runtime.WaitSignals(sigCtx, node.manager, runtime.SignalOptions{
+			Reload: func() {
+				if _, err := node.Reload(); err != nil {
+					node.log.Error().Err(err).Msg("reload refused")
+				}
+			},
+			Exit: a.exit,
+		})
+	})
+	err = node.Run(ctx)
+	cancel()
+	wg.Wait()
+	if err != nil {
+		return cli.Exit(cli.ExitFailure, err)
+	}
+	return nil
+}

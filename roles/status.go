@@ -1,0 +1,110 @@
+package roles
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ronhq/ron/roles/cli"
+)
+
+// statusTimeout bounds `ron status`.
+const statusTimeout = 5 * time.Second
+
+func (a *app) statusCommand() *cobra.Command {
+	var admin, output string
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Probe the node: exit 0 ready, 1 not ready or degraded, 2 unreachable",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "text" && output != "json" {
+				return cli.Exit(cli.ExitFailure, fmt.Errorf("-o must be text or json"))
+			}
+			if admin == "" {
+				n, err := a.node()
+				if err != nil {
+					return err
+				}
+				admin = n.AdminListen
+			}
+			st, raw, err := fetchStatus(cmd.Context(), admin)
+			if err != nil {
+				return cli.Exit(cli.ExitUnreachable, err)
+			}
+			if output == "json" {
+				_, _ = cmd.OutOrStdout().Write(raw)
+			} else {
+				printStatus(cmd.OutOrStdout(), st)
+			}
+			if !st.Ready {
+				return cli.Exit(cli.ExitFailure, fmt.Errorf("node is not ready"))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&admin, "admin", "", "admin listener HOST:PORT (default: the configured admin.listen)")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	return cmd
+}
+
+// fetchStatus reads /api/v1/status; any failure to get a status document
+// counts as unreachable.
+func fetchStatus(ctx context.Context, admin string) (*Status, []byte, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+admin+"/api/v1/status", nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("admin plane at %s unreachable: %w", admin, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return nil, nil, fmt.Errorf("admin plane at %s answered %d", admin, resp.StatusCode)
+	}
+	var st Status
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return nil, nil, fmt.Errorf("admin plane at %s sent an invalid status: %w", admin, err)
+	}
+	return &st, raw, nil
+}
+
+func printStatus(w io.Writer, st *Status) {
+	fmt.Fprintf(w, "ron %s  up %s  amnesia=%t  ready=%t\n\n", st.Version,
+		(time.Duration(st.UptimeS) * time.Second).String(), st.Amnesia, st.Ready)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ROLE\tSTATE\tREADY\tDEGRADED\tRESTARTS\tLISTEN\tLAST ERROR")
+	for _, r := range st.Roles {
+		fmt.Fprintf(tw, "%s\t%s\t%t\t%t\t%d\t%s\t%s\n", r.Name, r.State, r.Ready, r.Degraded, r.Restarts, r.Listen, r.LastError)
+	}
+	_ = tw.Flush()
+	if len(st.Queues) > 0 {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "QUEUE\tDEPTH\tCAPACITY\tDROPPED")
+		for _, q := range st.Queues {
+			fmt.Fprintf(tw, "%s/%s\t%g\t%g\t%g\n", q.Role, q.Queue, q.Depth, q.Capacity, q.Dropped)
+		}
+		_ = tw.Flush()
+	}
+	for _, r := range st.Roles {
+		if r.Details != nil {
+			d, _ := json.Marshal(r.Details)
+			fmt.Fprintf(w, "\n%s: %s\n", r.Name, strings.TrimSpace(string(d)))
+		}
+	}
+}

@@ -1,0 +1,142 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/store"
+)
+
+// Record is one provider record sent to the index: "node holds id".
+// TTL 0 withdraws the record.
+type Record struct {
+	ID   store.ID
+	Type string
+	TTL  time.Duration
+}
+
+// Sink receives batches of provider records. The index issue provides the
+// local and HTTP index clients; until then no sink exists and announcing is
+// off (status says so).
+type Sink interface {
+	// Announce delivers one batch within ctx's deadline. Errors are retried
+	// by the announcer when Transient reports true.
+	Announce(ctx context.Context, batch []Record) error
+}
+
+// Announce tuning (spec/storage.md §5).
+const (
+	announceBatch    = 1000
+	announceGather   = 250 * time.Millisecond
+	announceDeadline = time.Second
+	announceRetries  = 3
+)
+
+// announcer owns the announce queue and the one worker that drains it into
+// the sink in batches.
+type announcer struct {
+	sink    Sink
+	queue   *runtime.Queue[Record]
+	metrics roleMetrics
+	backoff runtime.Backoff
+}
+
+func newAnnouncer(sink Sink, m *runtime.Metrics, capacity int) *announcer {
+	a := &announcer{sink: sink, metrics: roleMetrics{m}, backoff: runtime.Backoff{
+		Base: 75 * time.Millisecond, Max: 2 * time.Second, Factor: 2, Jitter: 1.0 / 3}}
+	if sink != nil {
+		a.queue = runtime.NewQueue[Record](m, roleName, "announce", capacity, runtime.DropOldest)
+	}
+	return a
+}
+
+// enabled reports whether a sink exists.
+func (a *announcer) enabled() bool { return a.sink != nil }
+
+// enqueue queues a record; with no sink it does nothing. A full queue drops
+// its oldest record (counted).
+func (a *announcer) enqueue(r Record) {
+	if a.queue == nil {
+		return
+	}
+	if err := a.queue.Push(context.Background(), r); err != nil && !errors.Is(err, runtime.ErrClosed) {
+		a.metrics.announce("dropped", 1)
+	}
+}
+
+// run is the announce worker: it gathers up to announceBatch records or
+// whatever announceGather collected after the first, and sends them.
+func (a *announcer) run(ctx context.Context) error {
+	if a.queue == nil {
+		<-ctx.Done()
+		return nil
+	}
+	for {
+		first, err := a.queue.Pop(ctx)
+		if err != nil {
+			return nil // ctx ended or queue closed
+		}
+		batch := a.gather(ctx, first)
+		a.send(ctx, batch)
+	}
+}
+
+func (a *announcer) gather(ctx context.Context, first Record) []Record {
+	batch := []Record{first}
+	gctx, cancel := context.WithTimeout(ctx, announceGather)
+	defer cancel()
+	for len(batch) < announceBatch {
+		r, err := a.queue.Pop(gctx)
+		if err != nil {
+			return batch
+		}
+		batch = append(batch, r)
+	}
+	return batch
+}
+
+// send delivers one batch with up to announceRetries retries.
+func (a *announcer) send(ctx context.Context, batch []Record) {
+	for attempt := 0; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, announceDeadline)
+		err := a.sink.Announce(actx, batch)
+		cancel()
+		if err == nil {
+			a.countSent(batch)
+			return
+		}
+		if attempt >= announceRetries || ctx.Err() != nil {
+			a.metrics.announce("error", len(batch))
+			return
+		}
+		a.metrics.m.Counter("backoff_retries_total", "role", roleName, "op", "announce").Inc()
+		if !sleepCtx(ctx, a.backoff.Delay(attempt, nil)) {
+			a.metrics.announce("error", len(batch))
+			return
+		}
+	}
+}
+
+func (a *announcer) countSent(batch []Record) {
+	for _, r := range batch {
+		if r.TTL == 0 {
+			a.metrics.announce("withdrawn", 1)
+		} else {
+			a.metrics.announce("ok", 1)
+		}
+	}
+}
+
+// sleepCtx waits d or until ctx ends; it reports whether d elapsed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,254 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"mime"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/mattn/go-isatty"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/ronhq/ron/httpx/client"
+	"github.com/ronhq/ron/roles/cli"
+	"github.com/ronhq/ron/store"
+)
+
+// progressThreshold: bars appear only for transfers above 1 MiB.
+const progressThreshold = 1 << 20
+
+// Commands returns the storage role's CLI commands: put, get, cat, stat.
+func Commands(env cli.Env, getenv func(string) string) []*cobra.Command {
+	return []*cobra.Command{putCommand(env, getenv), getCommand(env, getenv, false), getCommand(env, getenv, true), statCommand(env, getenv)}
+}
+
+// newCLIClient builds the HTTP client a command uses, with a token minted
+// once on first use.
+func newCLIClient(env cli.Env, f *cli.Flags, getenv func(string) string, scope string) (*HTTPClient, error) {
+	url, err := f.ServerURL(env, roleName)
+	if err != nil {
+		return nil, err
+	}
+	src := f.TokenSource(env, getenv, scope)
+	var once sync.Once
+	var tok string
+	var tokErr error
+	token := func(ctx context.Context) (string, error) {
+		once.Do(func() { tok, tokErr = src(ctx) })
+		return tok, tokErr
+	}
+	return NewHTTPClient(url, token, client.Options{Role: "cli"}), nil
+}
+
+func putCommand(env cli.Env, getenv func(string) string) *cobra.Command {
+	var f cli.Flags
+	var ctype string
+	cmd := &cobra.Command{
+		Use:   "put FILE|-",
+		Short: "Store a file (or stdin) and print its id",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.CheckOutput(); err != nil {
+				return err
+			}
+			res, err := putFile(cmd, env, &f, getenv, args[0], ctype)
+			if err != nil {
+				return cli.Classify(err)
+			}
+			if f.Output == "json" {
+				return cli.PrintJSON(cmd.OutOrStdout(), res)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), res.CID)
+			return nil
+		},
+	}
+	f.Register(cmd, roleName)
+	cmd.Flags().StringVar(&ctype, "type", "", "Content-Type to store (default: from the file extension; none for stdin)")
+	return cmd
+}
+
+// putFile streams a file with POST /o while hashing it locally and fails if
+// the server's id differs from the local hash.
+func putFile(cmd *cobra.Command, env cli.Env, f *cli.Flags, getenv func(string) string, path, ctype string) (PutResult, error) {
+	in, size, err := openInput(cmd, path)
+	if err != nil {
+		return PutResult{}, cli.Exit(cli.ExitFailure, err)
+	}
+	defer in.Close()
+	if ctype == "" && path != "-" {
+		ctype = mime.TypeByExtension(filepath.Ext(path))
+	}
+	c, err := newCLIClient(env, f, getenv, scopeWrite)
+	if err != nil {
+		return PutResult{}, err
+	}
+	hasher := store.NewHasher()
+	body := io.TeeReader(withProgress(cmd, in, size, "put"), hasher)
+	res, err := c.Put(cmd.Context(), body, size, nil, ctype)
+	if err != nil {
+		return PutResult{}, err
+	}
+	local, _, _ := hasher.Sum()
+	if res.CID != local.String() {
+		return PutResult{}, cli.Exit(cli.ExitFailure, fmt.Errorf("server stored %s but the local hash is %s", res.CID, local))
+	}
+	return res, nil
+}
+
+func openInput(cmd *cobra.Command, path string) (io.ReadCloser, int64, error) {
+	if path == "-" {
+		return io.NopCloser(cmd.InOrStdin()), -1, nil
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := file.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		file.Close()
+		return nil, 0, fmt.Errorf("%s is not a regular file", path)
+	}
+	return file, st.Size(), nil
+}
+
+// withProgress shows a bar on stderr when it is a TTY and the transfer is
+// above 1 MiB (unknown size: the bar counts bytes).
+func withProgress(cmd *cobra.Command, r io.Reader, size int64, what string) io.Reader {
+	errw, ok := cmd.ErrOrStderr().(*os.File)
+	if !ok || !isatty.IsTerminal(errw.Fd()) || (size >= 0 && size <= progressThreshold) {
+		return r
+	}
+	bar := progressbar.NewOptions64(size, progressbar.OptionSetWriter(errw), progressbar.OptionShowBytes(true),
+		progressbar.OptionSetDescription(what), progressbar.OptionClearOnFinish())
+	pr := progressbar.NewReader(r, bar)
+	return &pr
+}
+
+func getCommand(env cli.Env, getenv func(string) string, cat bool) *cobra.Command {
+	var f cli.Flags
+	var out string
+	use, short := "get b3:… [--out FILE]", "Fetch an object, verify it, write it to FILE (or stdout)"
+	if cat {
+		use, short = "cat b3:…", "Fetch an object to stdout, verified, without progress"
+	}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := store.ParseID(args[0])
+			if err != nil {
+				return cli.Exit(cli.ExitFailure, err)
+			}
+			return cli.Classify(getObject(cmd, env, &f, getenv, id, out, !cat))
+		},
+	}
+	f.Register(cmd, roleName)
+	if !cat {
+		cmd.Flags().StringVar(&out, "out", "", "write to FILE (via FILE.part, renamed once verified)")
+	}
+	return cmd
+}
+
+// getObject streams an object to out (or stdout), hashing as it goes; a
+// digest mismatch fails and leaves no file behind.
+func getObject(cmd *cobra.Command, env cli.Env, f *cli.Flags, getenv func(string) string, id store.ID, out string, progress bool) error {
+	c, err := newCLIClient(env, f, getenv, scopeRead)
+	if err != nil {
+		return err
+	}
+	body, info, err := c.Get(cmd.Context(), id)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	var src io.Reader = body
+	if progress {
+		src = withProgress(cmd, body, info.Size, "get")
+	}
+	if out == "" {
+		return copyVerified(cmd.OutOrStdout(), src, id)
+	}
+	return writeFileVerified(out, src, id)
+}
+
+// copyVerified copies r to w and checks the whole digest at the end. Bytes
+// already written to a stream cannot be taken back; the exit code says so.
+func copyVerified(w io.Writer, r io.Reader, id store.ID) error {
+	h := store.NewHasher()
+	if _, err := io.Copy(io.MultiWriter(w, h), r); err != nil {
+		return err
+	}
+	if got, _, _ := h.Sum(); got != id {
+		return cli.Exit(cli.ExitFailure, fmt.Errorf("digest mismatch: got %s, want %s", got, id))
+	}
+	return nil
+}
+
+func writeFileVerified(out string, r io.Reader, id store.ID) error {
+	part := out + ".part"
+	file, err := os.OpenFile(part, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return cli.Exit(cli.ExitFailure, err)
+	}
+	err = copyVerified(file, r, id)
+	if err == nil {
+		err = file.Sync()
+	}
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(part, out)
+	}
+	if err != nil {
+		os.Remove(part)
+		return err
+	}
+	return nil
+}
+
+func statCommand(env cli.Env, getenv func(string) string) *cobra.Command {
+	var f cli.Flags
+	cmd := &cobra.Command{
+		Use:   "stat b3:…",
+		Short: "Print an object's id, size, type and chunk count",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.CheckOutput(); err != nil {
+				return err
+			}
+			id, err := store.ParseID(args[0])
+			if err != nil {
+				return cli.Exit(cli.ExitFailure, err)
+			}
+			c, err := newCLIClient(env, &f, getenv, scopeRead)
+			if err != nil {
+				return cli.Classify(err)
+			}
+			info, err := c.Stat(cmd.Context(), id)
+			if err != nil {
+				return cli.Classify(err)
+			}
+			st := statReply{ID: id.String(), Size: info.Size, Type: info.ContentType, Chunks: store.ChunkCount(info.Size)}
+			if f.Output == "json" {
+				return cli.PrintJSON(cmd.OutOrStdout(), st)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "id      %s\nsize    %d\ntype    %s\nchunks  %d\n", st.ID, st.Size, st.Type, st.Chunks)
+			return nil
+		},
+	}
+	f.Register(cmd, roleName)
+	return cmd
+}
+
+type statReply struct {
+	ID     string `json:"id"`
+	Size   int64  `json:"size"`
+	Type   string `json:"type"`
+	Chunks int    `json:"chunks"`
+}

@@ -1,0 +1,127 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/client"
+	"github.com/ronhq/ron/store"
+)
+
+// PutResult is a write's answer.
+type PutResult struct {
+	CID     string `json:"cid"`
+	Size    int64  `json:"size"`
+	Created bool   `json:"created"`
+}
+
+// ObjectInfo is what a HEAD tells about an object.
+type ObjectInfo struct {
+	ID          store.ID
+	Size        int64
+	ContentType string
+}
+
+// ChunkList is the body of GET /o/{b3}/chunks.
+type ChunkList struct {
+	ID        string   `json:"id"`
+	Size      int64    `json:"size"`
+	ChunkSize int      `json:"chunk_size"`
+	Chunks    []string `json:"chunks"`
+}
+
+// Client talks to a storage role. Other roles and the CLI depend on this
+// interface; HTTPClient is its HTTP implementation.
+type Client interface {
+	// Put stores body (size bytes, -1 when unknown); want, when set, is the
+	// id the body must hash to.
+	Put(ctx context.Context, body io.Reader, size int64, want *store.ID, contentType string) (PutResult, error)
+	// Get streams the whole object; the caller verifies it.
+	Get(ctx context.Context, id store.ID) (io.ReadCloser, ObjectInfo, error)
+	// Stat describes an object without its body.
+	Stat(ctx context.Context, id store.ID) (ObjectInfo, error)
+	// Chunks returns the chunk list used for verified transfer.
+	Chunks(ctx context.Context, id store.ID) (ChunkList, error)
+}
+
+// HTTPClient is the HTTP implementation of Client.
+type HTTPClient struct {
+	c *client.Client
+}
+
+var _ Client = (*HTTPClient)(nil)
+
+// NewHTTPClient returns a client of the storage listener at baseURL; token
+// supplies capability tokens for writes (nil: none).
+func NewHTTPClient(baseURL string, token func(context.Context) (string, error), opt client.Options) *HTTPClient {
+	opt.BaseURL, opt.Token = baseURL, token
+	if opt.Role == "" {
+		opt.Role = roleName
+	}
+	return &HTTPClient{c: client.New(opt)}
+}
+
+// Put implements Client with POST /o, or PUT /o/{b3} when want is set.
+func (h *HTTPClient) Put(ctx context.Context, body io.Reader, size int64, want *store.ID, contentType string) (PutResult, error) {
+	req := &client.Request{Method: http.MethodPost, Path: "/o", Body: body, ContentLength: size, Op: "put", Header: http.Header{}}
+	if want != nil {
+		req.Method, req.Path = http.MethodPut, "/o/"+want.String()
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := h.c.Do(ctx, req)
+	if err != nil {
+		return PutResult{}, err
+	}
+	defer resp.Body.Close()
+	var out PutResult
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&out); err != nil {
+		return PutResult{}, fmt.Errorf("storage: invalid put reply: %w", err)
+	}
+	return out, nil
+}
+
+// Get implements Client with GET /o/{b3}.
+func (h *HTTPClient) Get(ctx context.Context, id store.ID) (io.ReadCloser, ObjectInfo, error) {
+	resp, err := h.c.Do(ctx, &client.Request{Method: http.MethodGet, Path: "/o/" + id.String(), Op: "get"})
+	if err != nil {
+		return nil, ObjectInfo{}, err
+	}
+	return resp.Body, infoFrom(id, resp), nil
+}
+
+// Stat implements Client with HEAD /o/{b3}.
+func (h *HTTPClient) Stat(ctx context.Context, id store.ID) (ObjectInfo, error) {
+	resp, err := h.c.Do(ctx, &client.Request{Method: http.MethodHead, Path: "/o/" + id.String(), Op: "stat"})
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	resp.Body.Close()
+	return infoFrom(id, resp), nil
+}
+
+// Chunks implements Client with GET /o/{b3}/chunks.
+func (h *HTTPClient) Chunks(ctx context.Context, id store.ID) (ChunkList, error) {
+	var out ChunkList
+	err := h.c.JSON(ctx, http.MethodGet, "/o/"+id.String()+"/chunks", nil, &out)
+	return out, err
+}
+
+func infoFrom(id store.ID, resp *http.Response) ObjectInfo {
+	size, err := strconv.ParseInt(resp.Header.Get("Content-Length"), 10, 64)
+	if err != nil {
+		size = -1
+	}
+	return ObjectInfo{ID: id, Size: size, ContentType: resp.Header.Get("Content-Type")}
+}
+
+// IsNotFound reports a 404 from storage.
+func IsNotFound(err error) bool {
+	return err != nil && httpx.AsError(err).Status == http.StatusNotFound
+}

@@ -1,0 +1,95 @@
+// Package storage is ron's storage role: a BLAKE3 content-addressed object
+// store served over HTTP (spec/storage.md), its client interface with local and
+// HTTP implementations, and its CLI commands (put, get, cat, stat).
+package storage
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/runtime/config"
+)
+
+// Config is the [storage] section (spec/storage.md §7).
+type Config struct {
+	Listen        string `koanf:"listen" help:"storage listener address (restart to change)"`
+	AdvertiseURL  string `koanf:"advertise_url" help:"URL other nodes use; derived from listen when empty"`
+	httpx.Ingress `koanf:",squash"`
+
+	Engine             string        `koanf:"engine" help:"fs or memory; amnesia = true forces memory"`
+	MaxObjectBytes     config.Size   `koanf:"max_object_bytes" help:"largest object accepted"`
+	MinFreeBytes       config.Size   `koanf:"min_free_bytes" help:"writes are refused (507) below this free space"`
+	MemoryMaxBytes     config.Size   `koanf:"memory_max_bytes" help:"memory engine capacity"`
+	UploadStallTimeout time.Duration `koanf:"upload_stall_timeout" help:"no upload bytes for this long → 408"`
+	StreamWriteTimeout time.Duration `koanf:"stream_write_timeout" help:"per-chunk write deadline for downloads"`
+	QueueCapacity      int           `koanf:"queue_capacity" help:"work queue size; full → 429 busy"`
+	QueueTimeout       time.Duration `koanf:"queue_timeout" help:"longest wait for a pool slot before 429 busy"`
+	GetWorkers         int           `koanf:"get_workers" help:"GET pool size (GET, HEAD, chunks, inventory, has, DELETE)"`
+	PutWorkers         int           `koanf:"put_workers" help:"PUT pool size (POST, PUT)"`
+	PublicReads        bool          `koanf:"public_reads" help:"false → GET and HEAD need a storage:read token"`
+	ProviderTTL        time.Duration `koanf:"provider_ttl" help:"TTL of announced provider records; re-provide every TTL/2"`
+	AnnounceQueue      int           `koanf:"announce_queue" help:"announce queue capacity (drop_oldest)"`
+	SidecarCacheBytes  config.Size   `koanf:"sidecar_cache_bytes" help:"parsed sidecar LRU size"`
+	QuarantineKeep     time.Duration `koanf:"quarantine_keep" help:"how long quarantined files are kept"`
+}
+
+// DefaultConfig returns the spec's defaults.
+func DefaultConfig() Config {
+	return Config{
+		Listen:             "127.0.0.1:5303",
+		Ingress:            httpx.DefaultIngress(),
+		Engine:             "fs",
+		MaxObjectBytes:     8 << 30,
+		MinFreeBytes:       1 << 30,
+		MemoryMaxBytes:     1 << 30,
+		UploadStallTimeout: 5 * time.Second,
+		StreamWriteTimeout: 5 * time.Second,
+		QueueCapacity:      512,
+		QueueTimeout:       5 * time.Second,
+		GetWorkers:         64,
+		PutWorkers:         16,
+		PublicReads:        true,
+		ProviderTTL:        600 * time.Second,
+		AnnounceQueue:      1024,
+		SidecarCacheBytes:  64 << 20,
+		QuarantineKeep:     168 * time.Hour,
+	}
+}
+
+// Validate checks values that parse but make no sense.
+func (c Config) Validate() error {
+	switch {
+	case c.Engine != "fs" && c.Engine != "memory":
+		return fmt.Errorf("storage.engine: %q is not fs or memory", c.Engine)
+	case c.MaxObjectBytes <= 0:
+		return fmt.Errorf("storage.max_object_bytes must be positive")
+	case c.QueueCapacity < 1 || c.GetWorkers < 1 || c.PutWorkers < 1 || c.AnnounceQueue < 1:
+		return fmt.Errorf("storage: queue_capacity, get_workers, put_workers and announce_queue must be at least 1")
+	case c.UploadStallTimeout <= 0 || c.StreamWriteTimeout <= 0 || c.QueueTimeout <= 0 || c.ProviderTTL <= 0:
+		return fmt.Errorf("storage: timeouts and provider_ttl must be positive")
+	}
+	return nil
+}
+
+// restartOnly lists keys whose change a reload rejects by name.
+func (c Config) restartOnly(n Config) []string {
+	var keys []string
+	add := func(changed bool, key string) {
+		if changed {
+			keys = append(keys, "storage."+key)
+		}
+	}
+	add(c.Listen != n.Listen, "listen")
+	add(c.AdvertiseURL != n.AdvertiseURL, "advertise_url")
+	add(c.Engine != n.Engine, "engine")
+	add(c.MaxObjectBytes != n.MaxObjectBytes, "max_object_bytes")
+	add(c.MemoryMaxBytes != n.MemoryMaxBytes, "memory_max_bytes")
+	add(c.SidecarCacheBytes != n.SidecarCacheBytes, "sidecar_cache_bytes")
+	add(c.QueueCapacity != n.QueueCapacity, "queue_capacity")
+	add(c.GetWorkers != n.GetWorkers, "get_workers")
+	add(c.PutWorkers != n.PutWorkers, "put_workers")
+	add(c.AnnounceQueue != n.AnnounceQueue, "announce_queue")
+	add(c.QuarantineKeep != n.QuarantineKeep, "quarantine_keep")
+	return keys
+}

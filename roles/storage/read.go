@@ -1,0 +1,205 @@
+package storage
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/ranges"
+	"github.com/ronhq/ron/store"
+)
+
+// maxRangeParts is storage's multi-range part cap (spec/storage.md §4).
+const maxRangeParts = 16
+
+// immutable is the Cache-Control of every content-addressed answer.
+const immutable = "public, max-age=31536000, immutable"
+
+// readAuth checks the token when reads are private.
+func (r *Role) readAuth(c echo.Context) error {
+	if r.cfg.Load().PublicReads {
+		return nil
+	}
+	return r.authorize(c, scopeRead)
+}
+
+func (r *Role) handleGet(c echo.Context) error {
+	if err := r.readAuth(c); err != nil {
+		return err
+	}
+	id, err := parseID(c)
+	if err != nil {
+		return err
+	}
+	return r.admitted(c, r.admit.get, func() error { return r.serveObject(c, id) })
+}
+
+// serveObject answers GET/HEAD /o/{b3}: lookup, conditionals, Range, then a
+// verified body.
+func (r *Role) serveObject(c echo.Context, id store.ID) error {
+	start := time.Now()
+	req := c.Request()
+	obj, err := r.engine.Open(req.Context(), id)
+	if err != nil {
+		return storeError(err)
+	}
+	defer obj.Close()
+	info := obj.Info()
+	etag := `"` + id.String() + `"`
+	ctype := info.ContentType
+	if ctype == "" {
+		ctype = "application/octet-stream"
+	}
+	plan := ranges.NewPlan(req, info.Size, etag, ctype, maxRangeParts)
+	h := c.Response().Header()
+	setObjectHeaders(h, etag)
+	switch plan.Status {
+	case http.StatusNotModified:
+		c.Response().WriteHeader(http.StatusNotModified)
+		return nil
+	case http.StatusPreconditionFailed:
+		return httpx.NewError(http.StatusPreconditionFailed, httpx.CodePreconditionFailed, "If-Match did not match")
+	case http.StatusRequestedRangeNotSatisfiable:
+		h.Set("Content-Range", "bytes */"+strconv.FormatInt(info.Size, 10))
+		return httpx.NewError(plan.Status, httpx.CodeRangeNotSatisfiable, "no satisfiable range in %q", req.Header.Get("Range"))
+	}
+	if req.Method == http.MethodHead {
+		plan.SetHeaders(h, info.Size, ctype)
+		c.Response().WriteHeader(plan.Status)
+		return nil
+	}
+	return r.sendBody(c, obj, plan, ctype, start)
+}
+
+func setObjectHeaders(h http.Header, etag string) {
+	h.Set("ETag", etag)
+	h.Set("Cache-Control", immutable)
+	h.Set("Accept-Ranges", "bytes")
+	h.Set("X-Content-Type-Options", "nosniff")
+}
+
+// sendBody verifies the first covering chunk before any header leaves, then
+// streams verified chunks under a per-write deadline. Corruption after the
+// headers aborts the response so no client sees a complete-looking body.
+func (r *Role) sendBody(c echo.Context, obj store.Object, plan ranges.Plan, ctype string, start time.Time) error {
+	info := obj.Info()
+	cr := newChunkReader(obj, r.metrics.chunksVerified())
+	if first := firstByte(plan); info.Size > 0 {
+		if err := cr.load(int(first / store.ChunkSize)); err != nil {
+			return storeError(err)
+		}
+	}
+	h := c.Response().Header()
+	h.Set("Content-Type", ctype) // multipart answers get theirs from SetHeaders
+	plan.SetHeaders(h, info.Size, ctype)
+	c.Response().WriteHeader(plan.Status)
+	r.metrics.getTTFB(rangeKind(plan)).UpdateDuration(start)
+	w := &deadlineWriter{w: c.Response(), rc: http.NewResponseController(c.Response()), d: r.cfg.Load().StreamWriteTimeout}
+	err := plan.WriteBody(w, info.Size, ctype, cr.copyRange)
+	r.metrics.bytesOut(httpx.RouteOf(c), w.n)
+	if err != nil {
+		r.abortStream(err)
+	}
+	return nil
+}
+
+// abortStream ends a response whose headers are out: the connection is closed
+// short of its Content-Length.
+func (r *Role) abortStream(err error) {
+	switch {
+	case errors.Is(err, errWriteTimeout):
+		r.metrics.ioTimeout("write_body")
+	case r.draining.Load():
+		r.metrics.aborted("get")
+	}
+	panic(http.ErrAbortHandler)
+}
+
+func firstByte(p ranges.Plan) int64 {
+	if p.Status == http.StatusPartialContent && len(p.Ranges) > 0 {
+		return p.Ranges[0].Start
+	}
+	return 0
+}
+
+func rangeKind(p ranges.Plan) string {
+	switch {
+	case p.Status != http.StatusPartialContent:
+		return "none"
+	case len(p.Ranges) == 1:
+		return "single"
+	}
+	return "multi"
+}
+
+// chunkReader copies byte ranges of an object out of verified chunks,
+// keeping the last verified chunk so neighbouring ranges don't re-read it.
+type chunkReader struct {
+	obj      store.Object
+	verified interface{ Inc() }
+	buf      []byte
+	idx      int
+	data     []byte
+}
+
+func newChunkReader(obj store.Object, verified interface{ Inc() }) *chunkReader {
+	return &chunkReader{obj: obj, verified: verified, buf: make([]byte, store.ChunkSize), idx: -1}
+}
+
+func (cr *chunkReader) load(i int) error {
+	if i == cr.idx {
+		return nil
+	}
+	data, err := cr.obj.ReadChunk(i, cr.buf)
+	if err != nil {
+		cr.idx = -1
+		return err
+	}
+	cr.verified.Inc()
+	cr.idx, cr.data = i, data
+	return nil
+}
+
+// copyRange writes bytes [off, off+n) to w, chunk by verified chunk.
+func (cr *chunkReader) copyRange(w io.Writer, off, n int64) error {
+	for n > 0 {
+		i := int(off / store.ChunkSize)
+		if err := cr.load(i); err != nil {
+			return err
+		}
+		from := off - int64(i)*store.ChunkSize
+		part := cr.data[from:min(int64(len(cr.data)), from+n)]
+		if _, err := w.Write(part); err != nil {
+			return err
+		}
+		off += int64(len(part))
+		n -= int64(len(part))
+	}
+	return nil
+}
+
+var errWriteTimeout = errors.New("write deadline exceeded")
+
+// deadlineWriter gives every write its own deadline (stream_write_timeout).
+type deadlineWriter struct {
+	w  io.Writer
+	rc *http.ResponseController
+	d  time.Duration
+	n  int64
+}
+
+func (w *deadlineWriter) Write(p []byte) (int, error) {
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.d))
+	n, err := w.w.Write(p)
+	w.n += int64(n)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		return n, errWriteTimeout
+	}
+	return n, err
+}

@@ -1,0 +1,295 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/rs/zerolog"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/store"
+	"github.com/ronhq/ron/store/fs"
+	"github.com/ronhq/ron/store/memory"
+)
+
+// Probe and sweep cadence (spec/storage.md §6).
+const (
+	probeEvery    = 10 * time.Second
+	probeDeadline = 2 * time.Second
+	probeFresh    = 15 * time.Second
+	sweepEvery    = time.Hour
+)
+
+// Options are what the composition root passes to New.
+type Options struct {
+	Config  Config
+	DataDir string // the process data dir; the role uses <DataDir>/storage
+	Amnesia bool   // forces the memory engine
+	Log     zerolog.Logger
+	Metrics *runtime.Metrics
+	Keys    *auth.Keyring
+	Version string
+	Sink    Sink               // provider announcements; nil = announcing off
+	Ops     func(e *echo.Echo) // mounts the shared ops routes; nil = none
+	// AnnounceOff explains why Sink is nil, for /api/v1/status.
+	AnnounceOff string
+}
+
+// Role is the storage role. Build it with New; the runtime manager drives
+// Start, Run and Stop.
+type Role struct {
+	opt     Options
+	cfg     *runtime.Snapshot[Config]
+	log     zerolog.Logger
+	metrics roleMetrics
+	tasks   *runtime.TaskGroup
+
+	engine    store.BlobStore
+	server    *httpx.Server
+	admit     *admission
+	announce  *announcer
+	lastProbe atomic.Int64 // unix ns of the last successful probe; 0 = none or failed
+	draining  atomic.Bool
+}
+
+// New builds the role without side effects: nothing is opened or bound.
+func New(opt Options) *Role {
+	r := &Role{opt: opt, log: opt.Log.With().Str("role", roleName).Logger(), metrics: roleMetrics{opt.Metrics}}
+	r.cfg = runtime.NewSnapshot(&opt.Config)
+	r.tasks = runtime.NewTaskGroup(roleName, r.log, opt.Metrics)
+	return r
+}
+
+// Name implements runtime.Role.
+func (r *Role) Name() string { return roleName }
+
+// TaskGroup exposes the role's supervised workers to the manager.
+func (r *Role) TaskGroup() *runtime.TaskGroup { return r.tasks }
+
+// Start opens the engine, runs a first write probe and binds the listener.
+func (r *Role) Start(ctx context.Context) error {
+	engine, err := r.openEngine()
+	if err != nil {
+		return fmt.Errorf("storage: open engine: %w", err)
+	}
+	r.engine = engine
+	cfg := r.cfg.Load()
+	r.admit = newAdmission(r.opt.Metrics, cfg.QueueCapacity, cfg.GetWorkers, cfg.PutWorkers, cfg.QueueTimeout)
+	r.announce = newAnnouncer(r.opt.Sink, r.opt.Metrics, cfg.AnnounceQueue)
+	r.registerGauges()
+	r.probe(ctx)
+	r.server = httpx.NewServer(httpx.ServerOptions{
+		Role: roleName, Addr: cfg.Listen, Log: r.log, Metrics: r.opt.Metrics.Set(),
+		Limits: cfg.Ingress.Limits(), Streaming: isStreamingRoute,
+	})
+	r.routes(r.server.Echo())
+	if r.opt.Ops != nil {
+		r.opt.Ops(r.server.Echo())
+	}
+	if err := r.server.Listen(); err != nil {
+		_ = engine.Close()
+		return fmt.Errorf("storage: listen %s: %w", cfg.Listen, err)
+	}
+	return nil
+}
+
+func (r *Role) openEngine() (store.BlobStore, error) {
+	cfg := r.cfg.Load()
+	if r.opt.Amnesia || cfg.Engine == "memory" {
+		return memory.New(memory.Options{MaxBytes: int64(cfg.MemoryMaxBytes),
+			OnCorrupt: r.onCorrupt, OnSidecarRebuilt: r.onSidecarRebuilt}), nil
+	}
+	return fs.Open(filepath.Join(r.opt.DataDir, "storage"), fs.Options{
+		MinFreeBytes:      int64(cfg.MinFreeBytes),
+		SidecarCacheBytes: int64(cfg.SidecarCacheBytes),
+		QuarantineKeep:    cfg.QuarantineKeep,
+		OnCorrupt:         r.onCorrupt,
+		OnSidecarRebuilt:  r.onSidecarRebuilt,
+	})
+}
+
+// Addr is the bound listener address.
+func (r *Role) Addr() string { return r.server.Addr() }
+
+// Run serves until ctx ends; a listener failure is returned (fatal).
+func (r *Role) Run(ctx context.Context) error {
+	r.tasks.Go("probe", r.probeLoop)
+	r.tasks.Go("announce", r.announce.run)
+	if sw, ok := r.engine.(sweeper); ok {
+		r.tasks.Go("sweep", func(ctx context.Context) error {
+			return every(ctx, sweepEvery, func(ctx context.Context) error { _, err := sw.Sweep(ctx); return err })
+		})
+	}
+	if rc, ok := r.engine.(recounter); ok {
+		r.tasks.Go("recount", func(ctx context.Context) error { return rc.Recount(ctx) })
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- r.server.Serve() }() // owned: ends when Stop shuts the server down
+	select {
+	case err := <-errc:
+		if err != nil {
+			return fmt.Errorf("storage listener: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+type sweeper interface {
+	Sweep(ctx context.Context) (int, error)
+}
+type recounter interface {
+	Recount(ctx context.Context) error
+}
+
+// every runs fn now and then every d until ctx ends; fn errors are logged by
+// returning them to the task group only when ctx is still live.
+func every(ctx context.Context, d time.Duration, fn func(context.Context) error) error {
+	for {
+		if err := fn(ctx); err != nil && ctx.Err() == nil {
+			return err
+		}
+		if !sleepCtx(ctx, d) {
+			return nil
+		}
+	}
+}
+
+// Drain makes new writes answer 503 draining (shutdown step 2).
+func (r *Role) Drain() {
+	r.draining.Store(true)
+	r.server.Drain()
+}
+
+// Stop stops accepting, lets streams finish until ctx's deadline, aborts the
+// rest, stops the workers and closes the engine.
+func (r *Role) Stop(ctx context.Context) error {
+	r.Drain()
+	if n := r.server.Shutdown(ctx); n > 0 {
+		r.log.Warn().Int("connections", n).Msg("drain deadline passed: aborted open streams")
+	}
+	if r.announce.queue != nil {
+		r.announce.queue.Close()
+	}
+	r.tasks.Stop(ctx)
+	return r.engine.Close()
+}
+
+// Ready reports the storage readiness of spec/storage.md §6.
+func (r *Role) Ready(ctx context.Context) runtime.Readiness {
+	var rd runtime.Readiness
+	if r.draining.Load() {
+		rd.Missing = append(rd.Missing, roleName)
+		return rd
+	}
+	if !r.probeOK() {
+		rd.Missing = append(rd.Missing, roleName+":disk")
+	}
+	if r.lowSpace() {
+		rd.Degraded = append(rd.Degraded, roleName+":disk")
+	}
+	return rd
+}
+
+func (r *Role) probeOK() bool {
+	last := r.lastProbe.Load()
+	return last != 0 && time.Since(time.Unix(0, last)) < probeFresh
+}
+
+func (r *Role) lowSpace() bool {
+	free, err := r.engine.Free()
+	return err == nil && free < int64(r.cfg.Load().MinFreeBytes)
+}
+
+func (r *Role) probeLoop(ctx context.Context) error {
+	for sleepCtx(ctx, probeEvery) {
+		r.probe(ctx)
+	}
+	return nil
+}
+
+func (r *Role) probe(ctx context.Context) {
+	pctx, cancel := context.WithTimeout(ctx, probeDeadline)
+	defer cancel()
+	r.metrics.spawned("probe")
+	if err := r.engine.Probe(pctx); err != nil {
+		if ctx.Err() == nil {
+			r.log.Error().Err(err).Msg("write probe failed: writes refused until it succeeds")
+		}
+		r.lastProbe.Store(0)
+		return
+	}
+	r.lastProbe.Store(time.Now().UnixNano())
+}
+
+// Apply hot-reloads the keys spec/storage.md §7 allows and rejects the rest by
+// name.
+func (r *Role) Apply(cfg any) error {
+	n, ok := cfg.(Config)
+	if !ok {
+		return fmt.Errorf("storage: Apply got %T", cfg)
+	}
+	if keys := r.cfg.Load().restartOnly(n); len(keys) > 0 {
+		return fmt.Errorf("these keys need a restart: %v", keys)
+	}
+	r.cfg.Store(&n)
+	r.admit.timeout.Store(int64(n.QueueTimeout))
+	r.server.SetLimits(n.Ingress.Limits())
+	return nil
+}
+
+// Details is the role's object in /api/v1/status.
+func (r *Role) Details() any {
+	st := r.engine.Stats()
+	free, _ := r.engine.Free()
+	d := map[string]any{
+		"engine": r.engineName(), "objects": st.Objects, "bytes": st.Bytes,
+		"quarantined": st.Quarantined, "free_bytes": free, "probe_ok": r.probeOK(),
+		"announce": "on",
+	}
+	if !r.announce.enabled() {
+		d["announce"] = "off: " + r.opt.AnnounceOff
+	}
+	return d
+}
+
+func (r *Role) engineName() string {
+	if r.opt.Amnesia || r.cfg.Load().Engine == "memory" {
+		return "memory"
+	}
+	return "fs"
+}
+
+func (r *Role) registerGauges() {
+	stats := func(f func(store.Stats) int64) func() float64 {
+		return func() float64 { return float64(f(r.engine.Stats())) }
+	}
+	r.metrics.gauge("storage_objects", stats(func(s store.Stats) int64 { return s.Objects }))
+	r.metrics.gauge("storage_bytes", stats(func(s store.Stats) int64 { return s.Bytes }))
+	r.metrics.gauge("storage_quarantined_objects", stats(func(s store.Stats) int64 { return s.Quarantined }))
+	r.metrics.gauge("storage_free_bytes", func() float64 {
+		free, _ := r.engine.Free()
+		return float64(free)
+	})
+}
+
+func (r *Role) onCorrupt(id store.ID, chunk int, kind string) {
+	r.metrics.corruption(kind)
+	r.log.Error().Str("b3_prefix", id.Prefix()).Int("chunk", chunk).Str("kind", kind).Msg("corrupt object quarantined")
+	r.announce.enqueue(Record{ID: id, TTL: 0})
+}
+
+func (r *Role) onSidecarRebuilt(id store.ID) {
+	r.metrics.corruption("sidecar")
+	r.log.Warn().Str("b3_prefix", id.Prefix()).Msg("sidecar rebuilt from data")
+}
+
+var errNotReady = errors.New("storage not ready")

@@ -1,0 +1,80 @@
+package roles
+
+import (
+	"github.com/labstack/echo/v4"
+	"github.com/rs/zerolog"
+
+	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/runtime"
+)
+
+// Deps is what the composition root hands every role constructor. Nothing in
+// it is global: tests build several of these in one process.
+type Deps struct {
+	Config  *Config
+	Log     zerolog.Logger
+	Metrics *runtime.Metrics
+	Bus     *runtime.Bus
+	Keys    *auth.Keyring
+	Version string
+	Ops     func(e *echo.Echo) // mounts /healthz /readyz /metrics /version
+}
+
+// Entry is one row of the static role table.
+type Entry struct {
+	Name    string
+	Listen  func(c *Config) string
+	New     func(d *Deps) (runtime.Role, error) // nil: the role's issue has not landed
+	Summary string
+}
+
+// table lists all five roles in start order (ARCHITECTURE §3): registry,
+// index, storage, edge, gateway. They stop in reverse.
+var table = []Entry{
+	{Name: "registry", Summary: "append-only, quorum-signed log of control-plane descriptors"},
+	{Name: "index", Summary: "names and b3 addresses → manifests → providers"},
+	{Name: "storage", Summary: "BLAKE3 content-addressed object store",
+		Listen: func(c *Config) string { return c.Storage.Listen }, New: newStorage},
+	{Name: "edge", Summary: "tile packs and immutable assets with range/cache semantics"},
+	{Name: "gateway", Summary: "admission-controlled public front door"},
+}
+
+func lookup(name string) (Entry, bool) {
+	for _, e := range table {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// AllRoleNames lists the five role names in start order.
+func AllRoleNames() []string {
+	out := make([]string, len(table))
+	for i, e := range table {
+		out[i] = e.Name
+	}
+	return out
+}
+
+// BuiltRoleNames lists the roles this binary can run, in start order.
+func BuiltRoleNames() []string {
+	var out []string
+	for _, e := range table {
+		if e.New != nil {
+			out = append(out, e.Name)
+		}
+	}
+	return out
+}
+
+// enabledEntries returns the enabled roles' entries in table order.
+func enabledEntries(c *Config) []Entry {
+	var out []Entry
+	for _, e := range table {
+		if c.Enabled(e.Name) {
+			out = append(out, e)
+		}
+	}
+	return out
+}

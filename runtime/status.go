@@ -1,0 +1,118 @@
+package runtime
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// statusReadyTimeout bounds the readiness checks behind Status.
+const statusReadyTimeout = 2 * time.Second
+
+// RoleStatus is one role's entry in /api/v1/status (RON-STATUS-V1).
+type RoleStatus struct {
+	Name      string `json:"name"`
+	State     State  `json:"state"`
+	Ready     bool   `json:"ready"`
+	Degraded  bool   `json:"degraded"`
+	Restarts  int    `json:"restarts"`
+	Listen    string `json:"listen"`
+	LastError string `json:"last_error"`
+	Details   any    `json:"details,omitempty"`
+}
+
+// roleView is a copy of an entry's guarded fields.
+type roleView struct {
+	role    Role
+	listen  string
+	state   State
+	lastErr string
+}
+
+// snapshot copies the table under the lock; callers then talk to roles
+// without holding it.
+func (m *Manager) snapshot() []roleView {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]roleView, len(m.entries))
+	for i, e := range m.entries {
+		out[i] = roleView{role: e.role, listen: e.listen, state: e.state, lastErr: e.lastErr}
+	}
+	return out
+}
+
+// Status returns every role's status in table order, with readiness
+// checks bounded by a 2 s timeout. See StatusContext.
+func (m *Manager) Status() []RoleStatus {
+	ctx, cancel := context.WithTimeout(context.Background(), statusReadyTimeout)
+	defer cancel()
+	return m.StatusContext(ctx)
+}
+
+// StatusContext returns every role's status in table order. A role is
+// ready when it is running, the node is not draining and its own
+// readiness lists nothing missing; degraded when its task group is over
+// its crash budget or its readiness lists something degraded.
+func (m *Manager) StatusContext(ctx context.Context) []RoleStatus {
+	draining := m.Draining()
+	views := m.snapshot()
+	out := make([]RoleStatus, 0, len(views))
+	for _, v := range views {
+		rd := roleReadiness(ctx, v)
+		st := RoleStatus{
+			Name:      v.role.Name(),
+			State:     v.state,
+			Ready:     !draining && len(rd.Missing) == 0,
+			Degraded:  len(rd.Degraded) > 0,
+			Listen:    v.listen,
+			LastError: v.lastErr,
+		}
+		if g := taskGroupOf(v.role); g != nil {
+			st.Restarts = g.Restarts()
+		}
+		if d, ok := v.role.(Detailer); ok {
+			st.Details = d.Details()
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// Readiness aggregates all roles for /readyz: roles not running are
+// missing, each running role adds its own Readiness (if a Readier) and its
+// name to Degraded when its task group is over budget. While draining,
+// every role is missing.
+func (m *Manager) Readiness(ctx context.Context) Readiness {
+	views := m.snapshot()
+	var r Readiness
+	if m.Draining() {
+		for _, v := range views {
+			r.Missing = append(r.Missing, v.role.Name())
+		}
+		return r
+	}
+	for _, v := range views {
+		rr := roleReadiness(ctx, v)
+		r.Missing = append(r.Missing, rr.Missing...)
+		r.Degraded = append(r.Degraded, rr.Degraded...)
+	}
+	return r
+}
+
+// roleReadiness is one role's readiness given its state.
+func roleReadiness(ctx context.Context, v roleView) Readiness {
+	name := v.role.Name()
+	if v.state != StateRunning {
+		return Readiness{Missing: []string{name}}
+	}
+	var r Readiness
+	if rd, ok := v.role.(Readier); ok {
+		own := rd.Ready(ctx)
+		r.Missing = slices.Clone(own.Missing)
+		r.Degraded = slices.Clone(own.Degraded)
+	}
+	if g := taskGroupOf(v.role); g != nil && g.Degraded() && !slices.Contains(r.Degraded, name) {
+		r.Degraded = append(r.Degraded, name)
+	}
+	return r
+}
