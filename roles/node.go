@@ -31,7 +31,14 @@ type Node struct {
 	roles   map[string]runtime.Role
 	started time.Time
 	version string
+	running chan struct{} // closed once every enabled role has started
 }
+
+// Running is closed once the admin plane and every enabled role have started.
+func (n *Node) Running() <-chan struct{} { return n.running }
+
+// AdminAddr is the admin listener's bound address.
+func (n *Node) AdminAddr() string { return n.admin.addr() }
 
 // configSource reloads the config from the same sources as at start.
 type configSource func() (*Config, error)
@@ -55,7 +62,7 @@ func NewNode(cfg *Config, reload configSource, logOut *os.File, version string) 
 	}
 	m := runtime.NewMetrics(metrics.NewSet())
 	n := &Node{cfg: runtime.NewSnapshot(cfg), src: reload, log: log, metrics: m, bus: runtime.NewBus(m),
-		keys: keys, roles: map[string]runtime.Role{}, started: time.Now(), version: version}
+		keys: keys, roles: map[string]runtime.Role{}, started: time.Now(), version: version, running: make(chan struct{})}
 	n.manager = runtime.NewManager(runtime.ManagerOptions{Log: log, Metrics: m, Bus: n.bus, DrainDeadline: cfg.DrainDeadline})
 	if err := n.buildRoles(cfg); err != nil {
 		return nil, err
@@ -90,6 +97,7 @@ func (n *Node) Run(ctx context.Context) error {
 	if err := n.manager.Start(ctx); err != nil {
 		return err
 	}
+	close(n.running)
 	n.log.Info().Strs("roles", n.cfg.Load().Roles).Str("admin", n.admin.addr()).Bool("amnesia", n.cfg.Load().Amnesia).Msg("ron is running")
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()

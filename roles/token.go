@@ -55,7 +55,7 @@ func (a *app) tokenCommand() *cobra.Command {
 			if output == "json" {
 				return cli.PrintJSON(cmd.OutOrStdout(), reply)
 			}
-			cmd.Println(reply.Token)
+			fmt.Fprintln(cmd.OutOrStdout(), reply.Token)
 			return nil
 		},
 	}

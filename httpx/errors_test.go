@@ -1,0 +1,54 @@
+package httpx
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestWriteErrorHeaders(t *testing.T) {
+	cases := []struct {
+		err        error
+		status     int
+		retryAfter string
+		wwwAuth    string
+	}{
+		{NewError(429, CodeBusy, "x"), 429, "1", ""},
+		{NewError(503, CodeDraining, "x").WithRetryAfter(5), 503, "5", ""},
+		{&Error{Status: 503, Code: CodeNotReady}, 503, "1", ""},
+		{NewError(401, CodeUnauthorized, "x"), 401, "", "Bearer"},
+		{NewError(404, CodeNotFound, "x"), 404, "", ""},
+		{http.ErrBodyNotAllowed, 500, "", ""},
+	}
+	for _, c := range cases {
+		rec := httptest.NewRecorder()
+		rec.Header().Set("ETag", `"stale"`)
+		WriteError(rec, "cid", c.err)
+		h := rec.Header()
+		if rec.Code != c.status || h.Get("Retry-After") != c.retryAfter || h.Get("WWW-Authenticate") != c.wwwAuth {
+			t.Errorf("%v: %d %v", c.err, rec.Code, h)
+		}
+		if h.Get("ETag") != "" || h.Get("Content-Type") != "application/json" {
+			t.Errorf("%v: representation headers left on an error: %v", c.err, h)
+		}
+		if !strings.Contains(rec.Body.String(), `"corr_id":"cid"`) {
+			t.Errorf("%v: body %s", c.err, rec.Body)
+		}
+	}
+	if strings.Contains(func() string { r := httptest.NewRecorder(); WriteError(r, "", http.ErrBodyNotAllowed); return r.Body.String() }(), "body not allowed") {
+		t.Error("internal error text leaked to the client")
+	}
+}
+
+func TestDecodeError(t *testing.T) {
+	e := DecodeError(409, []byte(`{"error":{"code":"hash_mismatch","message":"m","details":{"expected":"a"}}}`))
+	if e.Status != 409 || e.Code != CodeHashMismatch || e.Details["expected"] != "a" {
+		t.Errorf("%+v", e)
+	}
+	for status, code := range map[int]string{404: CodeNotFound, 502: CodeUpstreamUnavailable, 507: CodeInsufficientStorage, 418: CodeInternal} {
+		if got := DecodeError(status, []byte("<html>")); got.Code != code || got.Status != status {
+			t.Errorf("%d → %+v", status, got)
+		}
+	}
+}

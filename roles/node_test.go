@@ -1,0 +1,170 @@
+package roles
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/ronhq/ron/roles/storage"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// startNode runs an amnesia node on free ports and returns it with its
+// storage address; the node is shut down at cleanup.
+func startNode(t *testing.T, mutate func(*Config)) (*Node, string) {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Amnesia = true
+	cfg.DataDir = t.TempDir()
+	cfg.Admin.Listen = "127.0.0.1:0"
+	cfg.Storage.Listen = "127.0.0.1:0"
+	cfg.Log.Level = "error"
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	reloaded := cfg
+	n, err := NewNode(&cfg, func() (*Config, error) { c := reloaded; return &c, nil }, os.Stderr, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- n.Run(context.Background()) }()
+	select {
+	case <-n.Running():
+	case err := <-done:
+		t.Fatalf("node failed to start: %v", err)
+	}
+	t.Cleanup(func() {
+		n.Shutdown("test end")
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return n, n.roles["storage"].(*storage.Role).Addr()
+}
+
+func getJSON(t *testing.T, method, url, body string, out any) int {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatalf("%s %s: %v in %q", method, url, err, data)
+		}
+	}
+	return resp.StatusCode
+}
+
+// TestTwoNodesInOneProcess proves nothing is global: two nodes run side by
+// side with their own keys, metrics and status.
+func TestTwoNodesInOneProcess(t *testing.T) {
+	a, aStorage := startNode(t, nil)
+	b, _ := startNode(t, nil)
+	var st Status
+	if code := getJSON(t, "GET", "http://"+a.AdminAddr()+"/api/v1/status", "", &st); code != 200 {
+		t.Fatalf("status %d", code)
+	}
+	if !st.Ready || !st.Amnesia || len(st.Roles) != 1 || st.Roles[0].Name != "storage" || st.Roles[0].State.String() != "running" {
+		t.Fatalf("unexpected status %+v", st)
+	}
+	var tok TokenReply
+	if code := getJSON(t, "POST", "http://"+a.AdminAddr()+"/api/v1/tokens", `{"scopes":["storage:write"],"ttl":"1m"}`, &tok); code != 200 || tok.Token == "" {
+		t.Fatalf("tokens: %d %+v", code, tok)
+	}
+	if _, err := a.keys.Verify(tok.Token, time.Now()); err != nil {
+		t.Fatalf("token does not verify on its node: %v", err)
+	}
+	if _, err := b.keys.Verify(tok.Token, time.Now()); err == nil {
+		t.Fatal("node b accepted node a's token: keys are shared")
+	}
+	req, _ := http.NewRequest("POST", "http://"+aStorage+"/o", strings.NewReader("hello world"))
+	req.Header.Set("Authorization", "Bearer "+tok.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("put with admin-minted token: %d", resp.StatusCode)
+	}
+	if !strings.Contains(metricsText(t, a.AdminAddr()), `ron_storage_writes_total{role="storage",result="created"} 1`) {
+		t.Error("node a's write not in its metrics")
+	}
+	if strings.Contains(metricsText(t, b.AdminAddr()), `result="created"`) {
+		t.Error("node a's write shows in node b's metrics")
+	}
+}
+
+func metricsText(t *testing.T, addr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func TestOpsEndpoints(t *testing.T) {
+	n, storageAddr := startNode(t, nil)
+	for _, addr := range []string{n.AdminAddr(), storageAddr} {
+		var rd readyzReply
+		if code := getJSON(t, "GET", "http://"+addr+"/readyz", "", &rd); code != 200 || !rd.Ready {
+			t.Errorf("%s /readyz: %d %+v", addr, code, rd)
+		}
+		var v VersionInfo
+		if code := getJSON(t, "GET", "http://"+addr+"/version", "", &v); code != 200 || v.Version != "test" {
+			t.Errorf("%s /version: %d %+v", addr, code, v)
+		}
+		if !strings.Contains(metricsText(t, addr), "ron_http_requests_total") {
+			t.Errorf("%s /metrics lacks request metrics", addr)
+		}
+	}
+	if code := getJSON(t, "POST", "http://"+n.AdminAddr()+"/api/v1/tokens", `{"scopes":["nope"]}`, nil); code != 400 {
+		t.Errorf("bad scope minted: %d", code)
+	}
+	if code := getJSON(t, "POST", "http://"+n.AdminAddr()+"/api/v1/tokens", `{"scopes":["admin"],"extra":1}`, nil); code != 400 {
+		t.Errorf("unknown field accepted: %d", code)
+	}
+}
+
+func TestReloadAndShutdownOverAPI(t *testing.T) {
+	n, _ := startNode(t, nil)
+	var ok map[string]uint64
+	if code := getJSON(t, "POST", "http://"+n.AdminAddr()+"/api/v1/reload", "", &ok); code != 200 || ok["config_version"] != 2 {
+		t.Fatalf("reload: %d %v", code, ok)
+	}
+	n.src = func() (*Config, error) {
+		c := *n.cfg.Load()
+		c.Storage.Engine = "memory"
+		c.Storage.QueueTimeout = time.Second
+		return &c, nil
+	}
+	var env struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	if code := getJSON(t, "POST", "http://"+n.AdminAddr()+"/api/v1/reload", "", &env); code != 400 || !strings.Contains(env.Error.Message, "storage.engine") {
+		t.Fatalf("restart-only key accepted: %d %+v", code, env)
+	}
+	if code := getJSON(t, "POST", "http://"+n.AdminAddr()+"/api/v1/shutdown", "", nil); code != 202 {
+		t.Fatalf("shutdown: %d", code)
+	}
+	<-n.manager.ShutdownDone()
+}

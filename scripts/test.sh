@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The README's test command: installs what the tests need (idempotently), then
+# checks formatting, vets, runs staticcheck and the whole test suite with the
+# race detector, e2e included.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export PATH="$PATH:/usr/local/go/bin:$(go env GOPATH)/bin"
+
+need_apt=()
+command -v b3sum >/dev/null 2>&1 || need_apt+=(b3sum)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "installing: ${need_apt[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+STATICCHECK_VERSION=v0.8.2
+if ! staticcheck -version 2>/dev/null | grep -q "(${STATICCHECK_VERSION#v})"; then
+  go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
+fi
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "not gofmt-formatted:"; echo "$unformatted"; exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== staticcheck"
+staticcheck ./...
+
+echo "== go test -race"
+go test -race -timeout 20m "$@" ./...
