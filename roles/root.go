@@ -1,6 +1,7 @@
 package roles
 
 import (
+	"fmt"
 	"os"
 	"strings"
 
@@ -78,15 +79,13 @@ func rolesCommand() *cobra.Command {
 		Short: "List the five roles, their start order and whether this binary builds them",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			w := cmd.OutOrStdout()
 			for i, e := range table {
 				state := "built"
 				if e.New == nil {
 					state = "not built"
 				}
-				cmd.Printf("%d  %-9s %-10s %s\n", i+1, e.Name, state, e.Summary)
+				fmt.Fprintf(cmd.OutOrStdout(), "%d  %-9s %-10s %s\n", i+1, e.Name, state, e.Summary)
 			}
-			_ = w
 			return nil
 		},
 	}
@@ -98,7 +97,7 @@ func (a *app) versionCommand() *cobra.Command {
 		Short: "Print ron's version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cmd.Println("ron " + Version)
+			fmt.Fprintln(cmd.OutOrStdout(), "ron "+Version)
 			return nil
 		},
 	}
@@ -114,7 +113,7 @@ func (a *app) configCommand() *cobra.Command {
 			if _, err := a.load(); err != nil {
 				return cli.Exit(cli.ExitFailure, err)
 			}
-			cmd.Println("config ok")
+			fmt.Fprintln(cmd.OutOrStdout(), "config ok")
 			return nil
 		},
 	}
@@ -127,7 +126,7 @@ func (a *app) configCommand() *cobra.Command {
 			if err != nil {
 				return cli.Exit(cli.ExitFailure, err)
 			}
-			cmd.Print(config.TOML(cfg, true))
+			fmt.Fprint(cmd.OutOrStdout(), config.TOML(cfg, true))
 			return nil
 		},
 	}
