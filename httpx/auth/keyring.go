@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/ronhq/ron/store/durable"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -98,24 +99,24 @@ func createRootKey(dataDir string) error {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return fmt.Errorf("auth: key dir mode: %w", err)
 	}
-	if err := syncDir(dataDir); err != nil {
-		return err
+	if err := durable.SyncDir(dataDir); err != nil {
+		return fmt.Errorf("auth: sync %s: %w", dataDir, err)
 	}
-	_ = syncDir(filepath.Dir(dataDir)) // best effort: dataDir itself may be new
+	_ = durable.SyncDir(filepath.Dir(dataDir)) // best effort: dataDir itself may be new
 	tmp, err := writeTempKey(dir)
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp)
-	// link(2) never replaces: of concurrent creators exactly one wins and the
-	// others read the winner's key. The file is complete before it is linked.
-	if err := os.Link(tmp, KeyPath(dataDir)); err != nil && !errors.Is(err, fs.ErrExist) {
+	// The no-replace rename lets exactly one of concurrent creators win; the
+	// others read the winner's key. The file is complete before it is renamed.
+	if err := durable.RenameNoReplace(tmp, KeyPath(dataDir)); err != nil && !errors.Is(err, durable.ErrExists) {
 		return fmt.Errorf("auth: publish root key: %w", err)
 	}
-	if err := os.Remove(tmp); err != nil {
-		return fmt.Errorf("auth: remove temp key: %w", err)
+	if err := durable.SyncDir(dir); err != nil {
+		return fmt.Errorf("auth: sync %s: %w", dir, err)
 	}
-	return syncDir(dir)
+	return nil
 }
 
 // writeTempKey writes a new random key to an exclusive temp file in dir and
@@ -130,15 +131,7 @@ func writeTempKey(dir string) (string, error) {
 		return "", fmt.Errorf("auth: temp name: %w", err)
 	}
 	path := filepath.Join(dir, "root.key.tmp-"+hex.EncodeToString(suffix))
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", fmt.Errorf("auth: create temp key: %w", err)
-	}
-	_, werr := f.WriteString(hex.EncodeToString(k.key) + "\n")
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(path)
+	if err := durable.WriteFileSync(path, []byte(hex.EncodeToString(k.key)+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("auth: write temp key: %w", err)
 	}
 	return path, nil
@@ -160,16 +153,4 @@ func parseKey(data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: not hex", ErrBadKey)
 	}
 	return key, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("auth: open dir for sync: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("auth: sync %s: %w", dir, err)
-	}
-	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ronhq/ron/store/durable"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -34,7 +35,7 @@ func (s *Store) Delete(ctx context.Context, id store.ID) error {
 	if err := os.Remove(s.metaPath(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("fs: delete sidecar: %w", err)
 	}
-	return syncDir(s.shardDir(id))
+	return durable.SyncDir(s.shardDir(id))
 }
 
 // Quarantine moves data and sidecar to quarantine/<hex>.<unix_ms>[.meta].
@@ -77,10 +78,10 @@ func (s *Store) quarantine(id store.ID, f *os.File) (moved bool, err error) {
 	if err := os.Rename(s.metaPath(id), dst+".meta"); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return true, fmt.Errorf("fs: quarantine sidecar: %w", err)
 	}
-	if err := syncDir(s.shardDir(id)); err != nil {
+	if err := durable.SyncDir(s.shardDir(id)); err != nil {
 		return true, err
 	}
-	return true, syncDir(s.qDir)
+	return true, durable.SyncDir(s.qDir)
 }
 
 func (s *Store) noteQuarantined(id store.ID, size int64) {

@@ -421,29 +421,6 @@ func TestSidecarCacheBound(t *testing.T) {
 	}
 }
 
-func TestLinkRename(t *testing.T) {
-	dir := t.TempDir()
-	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
-	os.WriteFile(a, []byte("1"), 0o640)
-	os.WriteFile(b, []byte("2"), 0o640)
-	if err := linkRename(a, b); !errors.Is(err, errExists) {
-		t.Fatalf("linkRename onto existing = %v", err)
-	}
-	if err := renameNoReplace(a, b); !errors.Is(err, errExists) {
-		t.Fatalf("renameNoReplace onto existing = %v", err)
-	}
-	c := filepath.Join(dir, "c")
-	if err := linkRename(a, c); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(a); !errors.Is(err, os.ErrNotExist) {
-		t.Fatal("source kept")
-	}
-	if got, _ := os.ReadFile(b); string(got) != "2" {
-		t.Fatal("target replaced")
-	}
-}
-
 func BenchmarkPut(b *testing.B) {
 	for _, size := range []int{4 << 10, 1 << 20, 64 << 20} {
 		b.Run(sizeName(size), func(b *testing.B) {

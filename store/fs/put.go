@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ronhq/ron/store/durable"
 	"io"
 	"os"
 	"path/filepath"
@@ -125,8 +126,8 @@ func (s *Store) commit(ctx context.Context, name string, in store.Ingested, meta
 	if err := s.fail(stepSidecarRenamed); err != nil {
 		return store.Info{}, false, crashError{err}
 	}
-	err := renameNoReplace(filepath.Join(s.tmpDir, name+".part"), data)
-	if errors.Is(err, errExists) {
+	err := durable.RenameNoReplace(filepath.Join(s.tmpDir, name+".part"), data)
+	if errors.Is(err, durable.ErrExists) {
 		return s.existing(ctx, in), false, nil
 	}
 	if err != nil {
@@ -146,7 +147,7 @@ func (s *Store) published(sc *store.Sidecar) (store.Info, bool, error) {
 	s.objects.Add(1)
 	s.bytes.Add(sc.Size)
 	s.cache.add(sc)
-	if err := syncDir(s.shardDir(sc.Digest)); err != nil {
+	if err := durable.SyncDir(s.shardDir(sc.Digest)); err != nil {
 		return store.Info{}, false, fmt.Errorf("fs: fsync shard: %w", err)
 	}
 	return sc.Info(), true, nil
@@ -156,7 +157,7 @@ func (s *Store) published(sc *store.Sidecar) (store.Info, bool, error) {
 // to the data (replacing any sidecar there).
 func (s *Store) writeSidecar(name string, sc *store.Sidecar) error {
 	tmp := filepath.Join(s.tmpDir, name+".meta")
-	if err := writeFileSync(tmp, store.EncodeSidecar(*sc)); err != nil {
+	if err := durable.WriteFileSync(tmp, store.EncodeSidecar(*sc), fileMode); err != nil {
 		return fmt.Errorf("fs: write sidecar: %w", err)
 	}
 	if err := os.Rename(tmp, s.metaPath(sc.Digest)); err != nil {

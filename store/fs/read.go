@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ronhq/ron/store/durable"
 	"io"
 	"os"
 
@@ -113,7 +114,7 @@ func (s *Store) rebuild(ctx context.Context, id store.ID) (*store.Sidecar, error
 	if err := s.writeSidecar(ulid.Make().String(), &sc); err != nil {
 		return nil, err
 	}
-	if err := syncDir(s.shardDir(id)); err != nil {
+	if err := durable.SyncDir(s.shardDir(id)); err != nil {
 		return nil, fmt.Errorf("fs: fsync shard: %w", err)
 	}
 	s.cache.add(&sc)

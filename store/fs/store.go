@@ -14,6 +14,7 @@ package fs
 import (
 	"context"
 	"fmt"
+	"github.com/ronhq/ron/store/durable"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -178,7 +179,7 @@ func (s *Store) Probe(ctx context.Context) error {
 		return err
 	}
 	p := filepath.Join(s.tmpDir, "probe-"+ulid.Make().String())
-	if err := writeFileSync(p, make([]byte, 4096)); err != nil {
+	if err := durable.WriteFileSync(p, make([]byte, 4096), fileMode); err != nil {
 		return fmt.Errorf("fs: probe: %w", err)
 	}
 	if err := os.Remove(p); err != nil {
