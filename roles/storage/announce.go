@@ -3,8 +3,10 @@ package storage
 import (
 	"context"
 	"errors"
+	"net/http"
 	"time"
 
+	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
 )
@@ -22,7 +24,7 @@ type Record struct {
 // off (status says so).
 type Sink interface {
 	// Announce delivers one batch within ctx's deadline. Errors are retried
-	// by the announcer when Transient reports true.
+	// unless they are an *httpx.Error with a 4xx status other than 429.
 	Announce(ctx context.Context, batch []Record) error
 }
 
@@ -47,7 +49,8 @@ func newAnnouncer(sink Sink, m *runtime.Metrics, capacity int) *announcer {
 	a := &announcer{sink: sink, metrics: roleMetrics{m}, backoff: runtime.Backoff{
 		Base: 75 * time.Millisecond, Max: 2 * time.Second, Factor: 2, Jitter: 1.0 / 3}}
 	if sink != nil {
-		a.queue = runtime.NewQueue[Record](m, roleName, "announce", capacity, runtime.DropOldest)
+		a.queue = runtime.NewQueue(m, roleName, "announce", capacity, runtime.DropOldest,
+			runtime.OnDrop(func(Record) { a.metrics.announce("dropped", 1) }))
 	}
 	return a
 }
@@ -56,7 +59,7 @@ func newAnnouncer(sink Sink, m *runtime.Metrics, capacity int) *announcer {
 func (a *announcer) enabled() bool { return a.sink != nil }
 
 // enqueue queues a record; with no sink it does nothing. A full queue drops
-// its oldest record (counted).
+// its oldest record (counted as announces_total{result="dropped"}).
 func (a *announcer) enqueue(r Record) {
 	if a.queue == nil {
 		return
@@ -107,7 +110,7 @@ func (a *announcer) send(ctx context.Context, batch []Record) {
 			a.countSent(batch)
 			return
 		}
-		if attempt >= announceRetries || ctx.Err() != nil {
+		if attempt >= announceRetries || ctx.Err() != nil || !transient(err) {
 			a.metrics.announce("error", len(batch))
 			return
 		}
@@ -116,6 +119,38 @@ func (a *announcer) send(ctx context.Context, batch []Record) {
 			a.metrics.announce("error", len(batch))
 			return
 		}
+	}
+}
+
+// transient reports whether a sink error may pass on retry: anything but a
+// 4xx answer (429 excepted).
+func transient(err error) bool {
+	var he *httpx.Error
+	if errors.As(err, &he) {
+		return he.Status == http.StatusTooManyRequests || he.Status < 400 || he.Status >= 500
+	}
+	return true
+}
+
+// flush sends what is still queued, in batches, until the queue is empty or
+// ctx ends (shutdown, best effort).
+func (a *announcer) flush(ctx context.Context) {
+	if a.queue == nil {
+		return
+	}
+	for ctx.Err() == nil {
+		var batch []Record
+		for len(batch) < announceBatch {
+			r, ok := a.queue.TryPop()
+			if !ok {
+				break
+			}
+			batch = append(batch, r)
+		}
+		if len(batch) == 0 {
+			return
+		}
+		a.send(ctx, batch)
 	}
 }
 

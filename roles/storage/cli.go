@@ -38,7 +38,14 @@ func newCLIClient(env cli.Env, f *cli.Flags, getenv func(string) string, scope s
 	var tok string
 	var tokErr error
 	token := func(ctx context.Context) (string, error) {
-		once.Do(func() { tok, tokErr = src(ctx) })
+		once.Do(func() {
+			tok, tokErr = src(ctx)
+			if tokErr != nil && scope == scopeRead {
+				// Reads are public by default: go without a token; a node
+				// with private reads answers 401, which says what is missing.
+				tok, tokErr = "", nil
+			}
+		})
 		return tok, tokErr
 	}
 	return NewHTTPClient(url, token, client.Options{Role: "cli"}), nil

@@ -36,12 +36,17 @@ type ChunkList struct {
 }
 
 // Client talks to a storage role. Other roles and the CLI depend on this
-// interface; HTTPClient is its HTTP implementation.
+// interface; HTTPClient is its HTTP implementation and LocalClient the
+// in-process one. Both behave alike: failures are *httpx.Error values with
+// the status, code and details of spec/storage.md (e.g. 404 not_found with
+// details.reason "quarantined", 409 hash_mismatch, 413, 429, 503, 507).
 type Client interface {
 	// Put stores body (size bytes, -1 when unknown); want, when set, is the
-	// id the body must hash to.
+	// id the body must hash to. contentType is stored as metadata ("" none).
 	Put(ctx context.Context, body io.Reader, size int64, want *store.ID, contentType string) (PutResult, error)
-	// Get streams the whole object; the caller verifies it.
+	// Get streams the whole object; the caller must Close the body and
+	// should still hash it (HTTP: the server verifies chunks, but a stream
+	// cut short by corruption only ends early).
 	Get(ctx context.Context, id store.ID) (io.ReadCloser, ObjectInfo, error)
 	// Stat describes an object without its body.
 	Stat(ctx context.Context, id store.ID) (ObjectInfo, error)
@@ -96,9 +101,16 @@ func (h *HTTPClient) Get(ctx context.Context, id store.ID) (io.ReadCloser, Objec
 	return resp.Body, infoFrom(id, resp), nil
 }
 
-// Stat implements Client with HEAD /o/{b3}.
+// Stat implements Client with HEAD /o/{b3}. A HEAD error has no body, so a
+// 404 is followed by GET /o/{b3}/chunks (the same lookup) to return the
+// envelope with its details (reason "quarantined"), as LocalClient does.
 func (h *HTTPClient) Stat(ctx context.Context, id store.ID) (ObjectInfo, error) {
 	resp, err := h.c.Do(ctx, &client.Request{Method: http.MethodHead, Path: "/o/" + id.String(), Op: "stat"})
+	if IsNotFound(err) {
+		if _, cerr := h.Chunks(ctx, id); IsNotFound(cerr) {
+			err = cerr
+		}
+	}
 	if err != nil {
 		return ObjectInfo{}, err
 	}

@@ -19,24 +19,21 @@ func (r *Role) handleChunks(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return r.admitted(c, r.admit.get, func() error {
-		obj, err := r.engine.Open(c.Request().Context(), id)
-		if err != nil {
-			return storeError(err)
-		}
-		defer obj.Close()
-		etag := `"` + id.String() + `/chunks"`
-		h := c.Response().Header()
-		h.Set("ETag", etag)
-		h.Set("Cache-Control", immutable)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Content-Type", "application/json")
-		if c.Request().Method == http.MethodHead {
-			return c.NoContent(http.StatusOK)
-		}
-		c.Response().WriteHeader(http.StatusOK)
-		return writeChunkList(c.Response(), obj)
-	})
+	obj, done, err := r.openObject(c.Request().Context(), httpx.RouteOf(c), id)
+	if err != nil {
+		return err
+	}
+	defer done()
+	h := c.Response().Header()
+	h.Set("ETag", `"`+id.String()+`/chunks"`)
+	h.Set("Cache-Control", immutable)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Type", "application/json")
+	if c.Request().Method == http.MethodHead {
+		return c.NoContent(http.StatusOK)
+	}
+	c.Response().WriteHeader(http.StatusOK)
+	return writeChunkList(c.Response(), obj)
 }
 
 // writeChunkList streams {"id","size","chunk_size","chunks":[…]} without

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -37,25 +38,48 @@ func (r *Role) handleGet(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return r.admitted(c, r.admit.get, func() error { return r.serveObject(c, id) })
+	start := time.Now()
+	obj, done, err := r.openObject(c.Request().Context(), httpx.RouteOf(c), id)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return r.serveObject(c, obj, start)
 }
 
-// serveObject answers GET/HEAD /o/{b3}: lookup, conditionals, Range, then a
-// verified body.
-func (r *Role) serveObject(c echo.Context, id store.ID) error {
-	start := time.Now()
-	req := c.Request()
-	obj, err := r.engine.Open(req.Context(), id)
+// openObject is the lookup shared by GET, HEAD, chunks and LocalClient:
+// admission into the GET pool (429 busy), then Open (404, 404 quarantined,
+// 500 corrupt). done closes the object and frees the slot; the caller calls
+// it when its response has ended.
+func (r *Role) openObject(ctx context.Context, endpoint string, id store.ID) (obj store.Object, done func(), err error) {
+	release, err := r.enter(ctx, r.admit.get, endpoint)
 	if err != nil {
-		return storeError(err)
+		return nil, nil, err
 	}
-	defer obj.Close()
+	obj, err = r.engine.Open(ctx, id)
+	if err != nil {
+		release()
+		return nil, nil, storeError(err)
+	}
+	return obj, func() { obj.Close(); release() }, nil
+}
+
+// contentType is the Content-Type an object is served with: the stored
+// value, else application/octet-stream.
+func contentType(info store.Info) string {
+	if info.ContentType == "" {
+		return "application/octet-stream"
+	}
+	return info.ContentType
+}
+
+// serveObject answers GET/HEAD /o/{b3} for an open object: conditionals,
+// Range, then a verified body.
+func (r *Role) serveObject(c echo.Context, obj store.Object, start time.Time) error {
+	req := c.Request()
 	info := obj.Info()
-	etag := `"` + id.String() + `"`
-	ctype := info.ContentType
-	if ctype == "" {
-		ctype = "application/octet-stream"
-	}
+	etag := `"` + info.ID.String() + `"`
+	ctype := contentType(info)
 	plan := ranges.NewPlan(req, info.Size, etag, ctype, maxRangeParts)
 	h := c.Response().Header()
 	setObjectHeaders(h, etag)
@@ -90,10 +114,8 @@ func setObjectHeaders(h http.Header, etag string) {
 func (r *Role) sendBody(c echo.Context, obj store.Object, plan ranges.Plan, ctype string, start time.Time) error {
 	info := obj.Info()
 	cr := newChunkReader(obj, r.metrics.chunksVerified())
-	if first := firstByte(plan); info.Size > 0 {
-		if err := cr.load(int(first / store.ChunkSize)); err != nil {
-			return storeError(err)
-		}
+	if err := cr.verifyFirst(firstByte(plan)); err != nil {
+		return err
 	}
 	h := c.Response().Header()
 	h.Set("Content-Type", ctype) // multipart answers get theirs from SetHeaders
@@ -166,15 +188,36 @@ func (cr *chunkReader) load(i int) error {
 	return nil
 }
 
+// verifyFirst loads and verifies the chunk holding byte off before any
+// header or byte leaves (nothing to do for an empty object). Corruption is
+// 500 corrupt.
+func (cr *chunkReader) verifyFirst(off int64) error {
+	if cr.obj.Info().Size == 0 {
+		return nil
+	}
+	if _, err := cr.at(off); err != nil {
+		return storeError(err)
+	}
+	return nil
+}
+
+// at returns the verified bytes from off to the end of off's chunk.
+func (cr *chunkReader) at(off int64) ([]byte, error) {
+	i := int(off / store.ChunkSize)
+	if err := cr.load(i); err != nil {
+		return nil, err
+	}
+	return cr.data[off-int64(i)*store.ChunkSize:], nil
+}
+
 // copyRange writes bytes [off, off+n) to w, chunk by verified chunk.
 func (cr *chunkReader) copyRange(w io.Writer, off, n int64) error {
 	for n > 0 {
-		i := int(off / store.ChunkSize)
-		if err := cr.load(i); err != nil {
+		part, err := cr.at(off)
+		if err != nil {
 			return err
 		}
-		from := off - int64(i)*store.ChunkSize
-		part := cr.data[from:min(int64(len(cr.data)), from+n)]
+		part = part[:min(int64(len(part)), n)]
 		if _, err := w.Write(part); err != nil {
 			return err
 		}

@@ -180,6 +180,7 @@ func (r *Role) Stop(ctx context.Context) error {
 		r.announce.queue.Close()
 	}
 	r.tasks.Stop(ctx)
+	r.announce.flush(ctx)
 	return r.engine.Close()
 }
 
@@ -204,9 +205,11 @@ func (r *Role) probeOK() bool {
 	return last != 0 && time.Since(time.Unix(0, last)) < probeFresh
 }
 
+// lowSpace reports free space under min_free_bytes (fs) or a full memory
+// engine.
 func (r *Role) lowSpace() bool {
 	free, err := r.engine.Free()
-	return err == nil && free < int64(r.cfg.Load().MinFreeBytes)
+	return err == nil && (free < r.minFree() || free <= 0)
 }
 
 func (r *Role) probeLoop(ctx context.Context) error {

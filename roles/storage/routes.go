@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"time"
@@ -65,18 +66,30 @@ func parseID(c echo.Context) (store.ID, error) {
 	return id, nil
 }
 
-// admitted runs fn inside a slot of pool, answering 429 busy when the work
-// queue is full or no slot frees up within queue_timeout.
+// admitted runs fn inside a slot of pool for an HTTP request (see withSlot).
 func (r *Role) admitted(c echo.Context, pool chan struct{}, fn func() error) error {
-	release, err := r.admit.enter(c.Request().Context(), pool)
+	return r.withSlot(c.Request().Context(), pool, httpx.RouteOf(c), fn)
+}
+
+// withSlot runs fn inside a slot of pool, answering 429 busy (counted under
+// endpoint, a route template) when the work queue is full or no slot frees
+// up within queue_timeout. The slot is released when fn returns.
+func (r *Role) withSlot(ctx context.Context, pool chan struct{}, endpoint string, fn func() error) error {
+	release, err := r.enter(ctx, pool, endpoint)
 	if err != nil {
-		if errors.Is(err, errBusy) {
-			r.metrics.busy(httpx.RouteOf(c))
-		}
 		return err
 	}
 	defer release()
 	return fn()
+}
+
+// enter admits one request into pool; release must be called once done.
+func (r *Role) enter(ctx context.Context, pool chan struct{}, endpoint string) (release func(), err error) {
+	release, err = r.admit.enter(ctx, pool)
+	if errors.Is(err, errBusy) {
+		r.metrics.busy(endpoint)
+	}
+	return release, err
 }
 
 // storeError maps engine errors to the envelope.

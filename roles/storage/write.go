@@ -41,33 +41,66 @@ func (r *Role) handlePut(c echo.Context) error {
 	return r.write(c, &id)
 }
 
-// write runs checks 4–9 of spec/storage.md §3 before reading any body byte,
-// then streams the body into the engine.
+// write is the HTTP side of a write: it wraps the body in the stall reader,
+// runs the shared putObject and writes the reply or the failure.
 func (r *Role) write(c echo.Context, want *store.ID) error {
-	req, cfg := c.Request(), r.cfg.Load()
-	meta, err := writeMeta(req.Header)
+	req := c.Request()
+	body := newStallReader(req.Body, http.NewResponseController(c.Response()), r.cfg.Load().UploadStallTimeout)
+	w := writeReq{want: want, header: req.Header, length: req.ContentLength, endpoint: httpx.RouteOf(c), body: body}
+	err := r.putObject(req.Context(), w, func(info store.Info, created bool) error {
+		return r.replyWrite(c, info, created)
+	})
+	return r.writeFailedHTTP(c, err)
+}
+
+// writeReq is one write as the HTTP handler and LocalClient describe it.
+type writeReq struct {
+	want     *store.ID   // PUT /o/{b3}: the id the body must hash to
+	header   http.Header // Content-Type and Content-Encoding (§3 step 4)
+	length   int64       // Content-Length; -1 when unknown
+	endpoint string      // route template, for metrics
+	body     *stallReader
+}
+
+// putObject runs checks 4–9 of spec/storage.md §3 in order, before any body
+// byte is read, then streams the body into the engine. reply runs inside the
+// PUT pool slot once the object is held (created or already there), after
+// the record was queued for announcing. Errors are *httpx.Error values, the
+// context's error, or errAborted (client gone).
+func (r *Role) putObject(ctx context.Context, w writeReq, reply func(store.Info, bool) error) error {
+	meta, err := writeMeta(w.header)
 	if err != nil {
 		return err
 	}
-	if req.ContentLength > int64(cfg.MaxObjectBytes) {
+	if w.length > int64(r.cfg.Load().MaxObjectBytes) {
 		r.metrics.write("too_large")
 		return storeError(store.ErrTooLarge)
 	}
 	if err := r.writable(); err != nil {
 		return err
 	}
-	return r.admitted(c, r.admit.put, func() error {
-		if want != nil {
-			if info, err := r.engine.Stat(req.Context(), *want); err == nil {
-				r.metrics.write("existing")
-				return r.replyWrite(c, info, false)
+	return r.withSlot(ctx, r.admit.put, w.endpoint, func() error {
+		if w.want != nil {
+			if info, err := r.engine.Stat(ctx, *w.want); err == nil {
+				return r.held(info, false, reply)
 			}
 		}
-		if err := r.checkSpace(req.ContentLength); err != nil {
+		if err := r.checkSpace(w.length); err != nil {
 			return err
 		}
-		return r.stream(c, want, meta)
+		info, created, err := r.stream(ctx, w, meta)
+		if err != nil {
+			return err
+		}
+		return r.held(info, created, reply)
 	})
+}
+
+// held counts a successful write, queues its announcement and replies.
+func (r *Role) held(info store.Info, created bool, reply func(store.Info, bool) error) error {
+	r.metrics.write(map[bool]string{true: "created", false: "existing"}[created])
+	r.announce.enqueue(Record{ID: info.ID, Type: info.ContentType, TTL: r.cfg.Load().ProviderTTL})
+	return reply(info, created)
 }
 
 // writable answers 503 while draining or while the write probe fails.
@@ -115,10 +148,7 @@ func (r *Role) checkSpace(length int64) error {
 	if err != nil {
 		return err
 	}
-	minFree := int64(r.cfg.Load().MinFreeBytes)
-	if r.engineName() == "memory" {
-		minFree = 0
-	}
+	minFree := r.minFree()
 	if free < minFree || (length > 0 && free-length < minFree) {
 		r.metrics.write("no_space")
 		return storeError(store.ErrNoSpace)
@@ -126,24 +156,30 @@ func (r *Role) checkSpace(length int64) error {
 	return nil
 }
 
-// stream reads the body under the stall timeout into the engine and answers.
-func (r *Role) stream(c echo.Context, want *store.ID, meta store.Meta) error {
-	req, cfg := c.Request(), r.cfg.Load()
-	body := newStallReader(req.Body, http.NewResponseController(c.Response()), cfg.UploadStallTimeout)
+// minFree is the free space writes must leave: min_free_bytes on fs; the
+// memory engine's capacity is its own limit.
+func (r *Role) minFree() int64 {
+	if r.engineName() == "memory" {
+		return 0
+	}
+	return int64(r.cfg.Load().MinFreeBytes)
+}
+
+// stream reads the body into the engine under max_object_bytes.
+func (r *Role) stream(ctx context.Context, w writeReq, meta store.Meta) (store.Info, bool, error) {
 	start := time.Now()
 	r.metrics.spawned("put")
-	info, created, err := r.engine.Put(req.Context(), body, store.PutOptions{Want: want, Meta: meta, MaxBytes: int64(cfg.MaxObjectBytes)})
-	r.metrics.bytesIn(httpx.RouteOf(c), body.n)
+	maxBytes := int64(r.cfg.Load().MaxObjectBytes)
+	info, created, err := r.engine.Put(ctx, w.body, store.PutOptions{Want: w.want, Meta: meta, MaxBytes: maxBytes})
+	r.metrics.bytesIn(w.endpoint, w.body.n)
 	if err != nil {
-		return r.writeFailed(c, err)
+		return info, false, r.writeFailed(err)
 	}
 	r.metrics.putDuration().UpdateDuration(start)
-	r.metrics.write(map[bool]string{true: "created", false: "existing"}[created])
-	return r.replyWrite(c, info, created)
+	return info, created, nil
 }
 
 func (r *Role) replyWrite(c echo.Context, info store.Info, created bool) error {
-	r.announce.enqueue(Record{ID: info.ID, Type: info.ContentType, TTL: r.cfg.Load().ProviderTTL})
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
@@ -152,9 +188,16 @@ func (r *Role) replyWrite(c echo.Context, info store.Info, created bool) error {
 	return c.JSON(status, putReply{CID: info.ID.String(), Size: info.Size, Created: created})
 }
 
-// writeFailed maps a failed Put to its answer. A client that went away gets
-// no response at all.
-func (r *Role) writeFailed(c echo.Context, err error) error {
+// errAborted wraps the cause of a write whose client went away (context
+// ended or body unreadable): nothing was stored.
+type errAborted struct{ err error }
+
+func (e *errAborted) Error() string { return "write aborted: " + e.err.Error() }
+func (e *errAborted) Unwrap() error { return e.err }
+
+// writeFailed counts a failed engine Put and maps it to its answer: the
+// envelope, or *errAborted when the client is gone.
+func (r *Role) writeFailed(err error) error {
 	var mm *store.HashMismatchError
 	switch {
 	case errors.As(err, &mm):
@@ -166,18 +209,30 @@ func (r *Role) writeFailed(c echo.Context, err error) error {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		r.metrics.write("aborted")
 		r.metrics.ioTimeout("read_body")
-		c.Response().Header().Set("Connection", "close")
 		return httpx.NewError(http.StatusRequestTimeout, httpx.CodeTimeout, "no upload bytes for %s", r.cfg.Load().UploadStallTimeout)
-	case errors.Is(err, context.Canceled), isBodyError(err):
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), isBodyError(err):
 		r.metrics.write("aborted")
 		if r.draining.Load() {
 			r.metrics.aborted("put")
 		}
-		panic(http.ErrAbortHandler) // the client is gone: no response
-	default:
-		return storeError(err)
+		return &errAborted{err}
 	}
 	return storeError(err)
+}
+
+// writeFailedHTTP adds the HTTP-only parts of a failure: a stalled upload
+// closes the connection, a client that went away gets no response at all.
+func (r *Role) writeFailedHTTP(c echo.Context, err error) error {
+	var ab *errAborted
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ab):
+		panic(http.ErrAbortHandler)
+	case httpx.AsError(err).Status == http.StatusRequestTimeout:
+		c.Response().Header().Set("Connection", "close")
+	}
+	return err
 }
 
 // isBodyError reports a failure reading the request body (client reset,
@@ -209,8 +264,12 @@ func newStallReader(r io.Reader, conn deadliner, stall time.Duration) *stallRead
 	return &stallReader{r: r, conn: conn, stall: stall}
 }
 
+// Read reads from the body; a nil conn (LocalClient) sets no deadline.
+// Errors other than io.EOF are wrapped in *bodyReadError.
 func (s *stallReader) Read(p []byte) (int, error) {
-	_ = s.conn.SetReadDeadline(time.Now().Add(s.stall))
+	if s.conn != nil {
+		_ = s.conn.SetReadDeadline(time.Now().Add(s.stall))
+	}
 	n, err := s.r.Read(p)
 	s.n += int64(n)
 	if err != nil && err != io.EOF {

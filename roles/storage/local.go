@@ -1,0 +1,145 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/ronhq/ron/store"
+)
+
+// Route templates LocalClient calls are counted under, as the HTTP handlers
+// would be (busy rejections, bytes in).
+const (
+	endpointPost   = "/o"
+	endpointPut    = "/o/{b3}"
+	endpointObject = "/o/{b3}"
+	endpointChunks = "/o/{b3}/chunks"
+)
+
+// LocalClient is the in-process implementation of Client used when storage
+// runs in the same process as its caller. It calls the same code as the
+// HTTP handlers, so it answers exactly like HTTPClient: the same
+// *httpx.Error values (status, code, details), the same limits
+// (max_object_bytes 413, draining/not-ready 503, admission 429, Content-Type
+// rules, 409 hash_mismatch, 404 with details.reason "quarantined", 507) and
+// the same chunk verification on reads. It skips only what HTTP adds: tokens
+// (in-process callers are trusted), headers and the stall timeout.
+type LocalClient struct {
+	r *Role
+}
+
+var _ Client = (*LocalClient)(nil)
+
+// NewLocalClient returns a client of r. It may be built before r starts but
+// must be used only between r's Start and Stop.
+func NewLocalClient(r *Role) *LocalClient { return &LocalClient{r: r} }
+
+// Put implements Client like POST /o (PUT /o/{b3} when want is set): size is
+// the Content-Length (-1 unknown), contentType the Content-Type header.
+// A body that fails to read, or ctx ending, aborts the write (nothing is
+// stored) and returns that error.
+func (l *LocalClient) Put(ctx context.Context, body io.Reader, size int64, want *store.ID, contentType string) (PutResult, error) {
+	h := http.Header{}
+	if contentType != "" {
+		h.Set("Content-Type", contentType)
+	}
+	w := writeReq{want: want, header: h, length: size, endpoint: endpointPost, body: newStallReader(body, nil, 0)}
+	if want != nil {
+		w.endpoint = endpointPut
+	}
+	var out PutResult
+	err := l.r.putObject(ctx, w, func(info store.Info, created bool) error {
+		out = PutResult{CID: info.ID.String(), Size: info.Size, Created: created}
+		return nil
+	})
+	var ab *errAborted
+	if errors.As(err, &ab) {
+		return PutResult{}, ab.err
+	}
+	return out, err
+}
+
+// Get implements Client like GET /o/{b3}: the first chunk is verified before
+// Get returns (500 corrupt), every later chunk before its bytes are read;
+// a corrupt chunk fails Read with 500 corrupt. The caller must Close the
+// body: it holds a GET pool slot until then.
+func (l *LocalClient) Get(ctx context.Context, id store.ID) (io.ReadCloser, ObjectInfo, error) {
+	obj, done, err := l.r.openObject(ctx, endpointObject, id)
+	if err != nil {
+		return nil, ObjectInfo{}, err
+	}
+	cr := newChunkReader(obj, l.r.metrics.chunksVerified())
+	if err := cr.verifyFirst(0); err != nil {
+		done()
+		return nil, ObjectInfo{}, err
+	}
+	info := obj.Info()
+	return &objectReader{ctx: ctx, cr: cr, size: info.Size, done: done}, objectInfo(info), nil
+}
+
+// Stat implements Client like HEAD /o/{b3} (no verification).
+func (l *LocalClient) Stat(ctx context.Context, id store.ID) (ObjectInfo, error) {
+	obj, done, err := l.r.openObject(ctx, endpointObject, id)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	defer done()
+	return objectInfo(obj.Info()), nil
+}
+
+// Chunks implements Client like GET /o/{b3}/chunks.
+func (l *LocalClient) Chunks(ctx context.Context, id store.ID) (ChunkList, error) {
+	obj, done, err := l.r.openObject(ctx, endpointChunks, id)
+	if err != nil {
+		return ChunkList{}, err
+	}
+	defer done()
+	info := obj.Info()
+	out := ChunkList{ID: info.ID.String(), Size: info.Size, ChunkSize: store.ChunkSize, Chunks: make([]string, 0, info.Chunks)}
+	for _, d := range obj.ChunkDigests() {
+		out.Chunks = append(out.Chunks, d.String())
+	}
+	return out, nil
+}
+
+// objectInfo is what a HEAD's headers say about an object.
+func objectInfo(info store.Info) ObjectInfo {
+	return ObjectInfo{ID: info.ID, Size: info.Size, ContentType: contentType(info)}
+}
+
+// objectReader reads a whole object through the verifying chunk reader.
+type objectReader struct {
+	ctx  context.Context
+	cr   *chunkReader
+	size int64
+	off  int64
+
+	once sync.Once
+	done func()
+}
+
+// Read returns verified bytes; ctx's end or a corrupt chunk fails it.
+func (o *objectReader) Read(p []byte) (int, error) {
+	if o.off >= o.size {
+		return 0, io.EOF
+	}
+	if err := o.ctx.Err(); err != nil {
+		return 0, err
+	}
+	part, err := o.cr.at(o.off)
+	if err != nil {
+		return 0, storeError(err)
+	}
+	n := copy(p, part)
+	o.off += int64(n)
+	return n, nil
+}
+
+// Close closes the object and frees the GET pool slot; it is idempotent.
+func (o *objectReader) Close() error {
+	o.once.Do(o.done)
+	return nil
+}
