@@ -244,6 +244,9 @@ func (r *Role) Apply(cfg any) error {
 		return fmt.Errorf("these keys need a restart: %v", keys)
 	}
 	r.cfg.Store(&n)
+	if mf, ok := r.engine.(interface{ SetMinFreeBytes(int64) }); ok {
+		mf.SetMinFreeBytes(int64(n.MinFreeBytes))
+	}
 	r.admit.timeout.Store(int64(n.QueueTimeout))
 	r.server.SetLimits(n.Ingress.Limits())
 	return nil

@@ -380,6 +380,10 @@ func TestNoSpace(t *testing.T) {
 	if _, err := s.Stat(bg, store.Sum(data)); !errors.Is(err, store.ErrNotFound) {
 		t.Fatal(err)
 	}
+	s.SetMinFreeBytes(10)
+	if _, _, err := s.Put(bg, bytes.NewReader(data), store.PutOptions{}); err != nil {
+		t.Fatalf("after lowering min free bytes live: %v", err)
+	}
 }
 
 type countReader struct{ n int }

@@ -74,6 +74,7 @@ type Store struct {
 	closed                    atomic.Bool
 
 	objects, bytes atomic.Int64
+	minFree        atomic.Int64 // Options.MinFreeBytes, changeable live
 
 	shards sync.Map // shard dirs whose entries are known durable
 
@@ -109,6 +110,7 @@ func Open(dir string, opt Options) (*Store, error) {
 		qset:       map[store.ID]int{},
 		checkEvery: FreeCheckInterval,
 	}
+	s.minFree.Store(opt.MinFreeBytes)
 	s.statfs = s.available
 	for _, d := range []string{dir, s.objDir, s.tmpDir, s.qDir} {
 		if err := os.MkdirAll(d, dirMode); err != nil {
@@ -158,17 +160,22 @@ func (s *Store) available() (int64, error) {
 	return int64(st.Bavail) * int64(st.Bsize), nil
 }
 
+// SetMinFreeBytes changes MinFreeBytes for Puts that check free space from
+// now on (hot reload).
+func (s *Store) SetMinFreeBytes(n int64) { s.minFree.Store(n) }
+
 // checkFree returns ErrNoSpace when available space is below MinFreeBytes.
 func (s *Store) checkFree() error {
-	if s.opt.MinFreeBytes <= 0 {
+	minFree := s.minFree.Load()
+	if minFree <= 0 {
 		return nil
 	}
 	free, err := s.statfs()
 	if err != nil {
 		return err
 	}
-	if free < s.opt.MinFreeBytes {
-		return fmt.Errorf("%w: %d bytes available, minimum %d", store.ErrNoSpace, free, s.opt.MinFreeBytes)
+	if free < minFree {
+		return fmt.Errorf("%w: %d bytes available, minimum %d", store.ErrNoSpace, free, minFree)
 	}
 	return nil
 }
