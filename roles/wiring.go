@@ -15,6 +15,7 @@ func newStorage(d *Deps) (runtime.Role, error) {
 		Log:         d.Log,
 		Metrics:     d.Metrics,
 		Keys:        d.Keys,
+		Bus:         d.Bus,
 		Version:     d.Version,
 		Ops:         d.Ops,
 		AnnounceOff: "no index client (the index role is not built yet)",

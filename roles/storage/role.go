@@ -35,6 +35,7 @@ type Options struct {
 	Log     zerolog.Logger
 	Metrics *runtime.Metrics
 	Keys    *auth.Keyring
+	Bus     *runtime.Bus // ServiceCrashed events of the role's workers; nil = none
 	Version string
 	Sink    Sink               // provider announcements; nil = announcing off
 	Ops     func(e *echo.Echo) // mounts the shared ops routes; nil = none
@@ -63,7 +64,7 @@ type Role struct {
 func New(opt Options) *Role {
 	r := &Role{opt: opt, log: opt.Log.With().Str("role", roleName).Logger(), metrics: roleMetrics{opt.Metrics}}
 	r.cfg = runtime.NewSnapshot(&opt.Config)
-	r.tasks = runtime.NewTaskGroup(roleName, r.log, opt.Metrics)
+	r.tasks = runtime.NewTaskGroup(roleName, r.log, opt.Metrics, runtime.WithBus(opt.Bus))
 	return r
 }
 
