@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/auth"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func envFor(dir, admin string) Env {
+	return Env{Node: func() (Node, error) { return Node{DataDir: dir, AdminListen: admin}, nil }}
+}
+
+func noEnv(string) string { return "" }
+
+func TestTokenSourcePrecedence(t *testing.T) {
+	ctx := context.Background()
+	f := Flags{Token: "explicit"}
+	if tok, _ := f.TokenSource(envFor(t.TempDir(), ""), func(string) string { return "fromenv" }, "storage:write")(ctx); tok != "explicit" {
+		t.Fatalf("--token must win, got %q", tok)
+	}
+	f = Flags{}
+	if tok, _ := f.TokenSource(envFor(t.TempDir(), ""), func(string) string { return "fromenv" }, "storage:write")(ctx); tok != "fromenv" {
+		t.Fatalf("RON_TOKEN must come next, got %q", tok)
+	}
+	dir := t.TempDir()
+	keys, err := auth.LoadOrCreateRootKey(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := f.TokenSource(envFor(dir, ""), noEnv, "storage:write")(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims, err := keys.Verify(tok, time.Now())
+	if err != nil || !claims.Allows("storage:write") || claims.Allows("storage:admin") {
+		t.Fatalf("locally minted token: %+v %v", claims, err)
+	}
+	if ttl := time.Until(claims.Expires); ttl <= 0 || ttl > localTokenTTL {
+		t.Fatalf("token lifetime %s, want ≤ %s", ttl, localTokenTTL)
+	}
+}
+
+func TestTokenFromAdminPlane(t *testing.T) {
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Scopes []string }
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		asked = append(asked, req.Scopes...)
+		fmt.Fprint(w, `{"token":"from-admin"}`)
+	}))
+	defer srv.Close()
+	f := Flags{}
+	admin := strings.TrimPrefix(srv.URL, "http://")
+	tok, err := f.TokenSource(envFor(t.TempDir(), admin), noEnv, "storage:write")(context.Background())
+	if err != nil || tok != "from-admin" || len(asked) != 1 || asked[0] != "storage:write" {
+		t.Fatalf("token %q err %v asked %v", tok, err, asked)
+	}
+}
+
+func TestAdminTokenErrors(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		httpx.WriteError(w, "c", httpx.NewError(http.StatusForbidden, httpx.CodeForbidden, "no"))
+	}))
+	defer srv.Close()
+	_, err := AdminToken(context.Background(), strings.TrimPrefix(srv.URL, "http://"), "admin")
+	if httpx.AsError(err).Code != httpx.CodeForbidden {
+		t.Fatalf("got %v", err)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	if _, err := AdminToken(context.Background(), addr, "admin"); err == nil || !strings.Contains(err.Error(), "unreachable") {
+		t.Fatalf("closed port: %v", err)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	var ee *ExitError
+	if !errors.As(Classify(errors.New("x")), &ee) || ee.Code != ExitFailure {
+		t.Fatal("plain errors exit 1")
+	}
+	if !errors.As(Classify(Exit(ExitUnreachable, errors.New("x"))), &ee) || ee.Code != ExitUnreachable {
+		t.Fatal("explicit exit codes are kept")
+	}
+	if Classify(nil) != nil || Exit(3, nil) != nil {
+		t.Fatal("nil must stay nil")
+	}
+	f := Flags{Output: "yaml"}
+	if f.CheckOutput() == nil {
+		t.Fatal("-o yaml accepted")
+	}
+}
