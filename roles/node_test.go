@@ -80,7 +80,7 @@ func TestTwoNodesInOneProcess(t *testing.T) {
 	if code := getJSON(t, "GET", "http://"+a.AdminAddr()+"/api/v1/status", "", &st); code != 200 {
 		t.Fatalf("status %d", code)
 	}
-	if !st.Ready || !st.Amnesia || len(st.Roles) != 1 || st.Roles[0].Name != "storage" || st.Roles[0].State.String() != "running" {
+	if !st.Ready || !st.Amnesia || len(st.Roles) != 1 || st.Roles[0].Name != "storage" || st.Roles[0].State.String() != "running" || st.Roles[0].Listen != aStorage {
 		t.Fatalf("unexpected status %+v", st)
 	}
 	var tok TokenReply

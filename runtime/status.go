@@ -21,6 +21,11 @@ type RoleStatus struct {
 	Details   any    `json:"details,omitempty"`
 }
 
+// Addresser is implemented by roles that can report their bound listener
+// address (useful when configured with port 0); status shows it while the
+// role runs.
+type Addresser interface{ Addr() string }
+
 // roleView is a copy of an entry's guarded fields.
 type roleView struct {
 	role    Role
@@ -66,6 +71,9 @@ func (m *Manager) StatusContext(ctx context.Context) []RoleStatus {
 			Degraded:  len(rd.Degraded) > 0,
 			Listen:    v.listen,
 			LastError: v.lastErr,
+		}
+		if a, ok := v.role.(Addresser); ok && v.state == StateRunning {
+			st.Listen = a.Addr()
 		}
 		if g := taskGroupOf(v.role); g != nil {
 			st.Restarts = g.Restarts()
