@@ -36,7 +36,11 @@ func TestWriteErrorHeaders(t *testing.T) {
 			t.Errorf("%v: body %s", c.err, rec.Body)
 		}
 	}
-	if strings.Contains(func() string { r := httptest.NewRecorder(); WriteError(r, "", http.ErrBodyNotAllowed); return r.Body.String() }(), "body not allowed") {
+	if strings.Contains(func() string {
+		r := httptest.NewRecorder()
+		WriteError(r, "", http.ErrBodyNotAllowed)
+		return r.Body.String()
+	}(), "body not allowed") {
 		t.Error("internal error text leaked to the client")
 	}
 }
