@@ -73,6 +73,7 @@ func (l *LocalClient) Get(ctx context.Context, id store.ID) (io.ReadCloser, Obje
 	}
 	cr := newChunkReader(obj, l.r.metrics.chunksVerified())
 	if err := cr.verifyFirst(0); err != nil {
+		cr.release()
 		done()
 		return nil, ObjectInfo{}, err
 	}
@@ -140,6 +141,9 @@ func (o *objectReader) Read(p []byte) (int, error) {
 
 // Close closes the object and frees the GET pool slot; it is idempotent.
 func (o *objectReader) Close() error {
-	o.once.Do(o.done)
+	o.once.Do(func() {
+		o.cr.release()
+		o.done()
+	})
 	return nil
 }

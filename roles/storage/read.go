@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -114,6 +115,7 @@ func setObjectHeaders(h http.Header, etag string) {
 func (r *Role) sendBody(c echo.Context, obj store.Object, plan ranges.Plan, ctype string, start time.Time) error {
 	info := obj.Info()
 	cr := newChunkReader(obj, r.metrics.chunksVerified())
+	defer cr.release()
 	if err := cr.verifyFirst(firstByte(plan)); err != nil {
 		return err
 	}
@@ -166,12 +168,34 @@ type chunkReader struct {
 	obj      store.Object
 	verified interface{ Inc() }
 	buf      []byte
+	pooled   *[store.ChunkSize]byte // buf's backing array when it came from chunkBufs
 	idx      int
 	data     []byte
 }
 
+// chunkBufs recycles full-chunk buffers between reads; objects smaller than
+// one chunk get a buffer of their own size instead.
+var chunkBufs = sync.Pool{New: func() any { return new([store.ChunkSize]byte) }}
+
+// newChunkReader reads obj's chunks into a buffer sized to its first chunk;
+// release must be called once the reader is no longer used.
 func newChunkReader(obj store.Object, verified interface{ Inc() }) *chunkReader {
-	return &chunkReader{obj: obj, verified: verified, buf: make([]byte, store.ChunkSize), idx: -1}
+	cr := &chunkReader{obj: obj, verified: verified, idx: -1}
+	if size := obj.Info().Size; size < store.ChunkSize {
+		cr.buf = make([]byte, size)
+	} else {
+		cr.pooled = chunkBufs.Get().(*[store.ChunkSize]byte)
+		cr.buf = cr.pooled[:]
+	}
+	return cr
+}
+
+// release returns a pooled buffer; the reader must not be used afterwards.
+func (cr *chunkReader) release() {
+	if cr.pooled != nil {
+		chunkBufs.Put(cr.pooled)
+		cr.pooled, cr.buf, cr.data, cr.idx = nil, nil, nil, -1
+	}
 }
 
 func (cr *chunkReader) load(i int) error {

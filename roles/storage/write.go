@@ -249,7 +249,10 @@ func (e *bodyReadError) Error() string { return "reading request body: " + e.err
 func (e *bodyReadError) Unwrap() error { return e.err }
 
 // deadliner is the part of http.ResponseController the stall reader needs.
-type deadliner interface{ SetReadDeadline(time.Time) error }
+type deadliner interface {
+	SetReadDeadline(time.Time) error
+	SetWriteDeadline(time.Time) error
+}
 
 // stallReader pushes the connection's read deadline forward before every read
 // so that an upload fails only when no byte arrives for the stall timeout.
@@ -268,7 +271,11 @@ func newStallReader(r io.Reader, conn deadliner, stall time.Duration) *stallRead
 // Errors other than io.EOF are wrapped in *bodyReadError.
 func (s *stallReader) Read(p []byte) (int, error) {
 	if s.conn != nil {
-		_ = s.conn.SetReadDeadline(time.Now().Add(s.stall))
+		now := time.Now()
+		_ = s.conn.SetReadDeadline(now.Add(s.stall))
+		// The server's write timeout runs from the request's start; an upload
+		// that keeps making progress must still be able to send its reply.
+		_ = s.conn.SetWriteDeadline(now.Add(s.stall + httpx.WriteTimeout))
 	}
 	n, err := s.r.Read(p)
 	s.n += int64(n)
