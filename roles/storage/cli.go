@@ -1,12 +1,13 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"mime"
 	"os"
-	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 
 	"github.com/mattn/go-isatty"
@@ -16,6 +17,7 @@ import (
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/cli"
 	"github.com/ronhq/ron/store"
+	"github.com/ronhq/ron/store/manifest"
 )
 
 // progressThreshold: bars appear only for transfers above 1 MiB.
@@ -54,15 +56,26 @@ func newCLIClient(env cli.Env, f *cli.Flags, getenv func(string) string, scope s
 func putCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 	var f cli.Flags
 	var ctype string
+	var recursive, verbose bool
+	var meta []string
 	cmd := &cobra.Command{
-		Use:   "put FILE|-",
-		Short: "Store a file (or stdin) and print its id",
+		Use:   "put FILE|-|-r DIR",
+		Short: "Store a file (or stdin, or with -r a directory tree and its manifest) and print its id",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.CheckOutput(); err != nil {
 				return err
 			}
-			res, err := putFile(cmd, env, &f, getenv, args[0], ctype)
+			c, err := newCLIClient(env, &f, getenv, scopeWrite)
+			if err != nil {
+				return cli.Classify(err)
+			}
+			var res PutResult
+			if recursive {
+				res, err = putTree(cmd, c, args[0], meta, verbose)
+			} else {
+				res, err = putFile(cmd.Context(), cmd, c, args[0], ctype, true)
+			}
 			if err != nil {
 				return cli.Classify(err)
 			}
@@ -75,35 +88,100 @@ func putCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 	}
 	f.Register(cmd, roleName)
 	cmd.Flags().StringVar(&ctype, "type", "", "Content-Type to store (default: from the file extension; none for stdin)")
+	cmd.Flags().BoolVarP(&recursive, "recursive", "r", false, "store every regular file under DIR, then its ManifestV1; print the manifest's id")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "with -r: also print one `id path` line per file")
+	cmd.Flags().StringArrayVar(&meta, "meta", nil, "with -r: manifest meta entry k=v (repeatable)")
 	return cmd
 }
 
 // putFile streams a file with POST /o while hashing it locally and fails if
 // the server's id differs from the local hash.
-func putFile(cmd *cobra.Command, env cli.Env, f *cli.Flags, getenv func(string) string, path, ctype string) (PutResult, error) {
+func putFile(ctx context.Context, cmd *cobra.Command, c Client, path, ctype string, progress bool) (PutResult, error) {
 	in, size, err := openInput(cmd, path)
 	if err != nil {
 		return PutResult{}, cli.Exit(cli.ExitFailure, err)
 	}
 	defer in.Close()
 	if ctype == "" && path != "-" {
-		ctype = mime.TypeByExtension(filepath.Ext(path))
-	}
-	c, err := newCLIClient(env, f, getenv, scopeWrite)
-	if err != nil {
-		return PutResult{}, err
+		ctype = manifest.GuessType(path)
 	}
 	hasher := store.NewHasher()
-	body := io.TeeReader(withProgress(cmd, in, size, "put"), hasher)
-	res, err := c.Put(cmd.Context(), body, size, nil, ctype)
+	var body io.Reader = in
+	if progress {
+		body = withProgress(cmd, in, size, "put")
+	}
+	res, err := c.Put(ctx, io.TeeReader(body, hasher), size, nil, ctype)
 	if err != nil {
 		return PutResult{}, err
 	}
-	local, _, _ := hasher.Sum()
+	return res, checkStored(res, hasher)
+}
+
+// checkStored fails when the server's id differs from the local hash.
+func checkStored(res PutResult, h *store.Hasher) error {
+	local, _, _ := h.Sum()
 	if res.CID != local.String() {
-		return PutResult{}, cli.Exit(cli.ExitFailure, fmt.Errorf("server stored %s but the local hash is %s", res.CID, local))
+		return cli.Exit(cli.ExitFailure, fmt.Errorf("server stored %s but the local hash is %s", res.CID, local))
 	}
-	return res, nil
+	return nil
+}
+
+// putTree stores every regular file under dir (manifest.DefaultConcurrency
+// at a time), then the canonical ManifestV1 of the tree, whose id it returns:
+// the same tree and meta always give the same id.
+func putTree(cmd *cobra.Command, c Client, dir string, metaKV []string, verbose bool) (PutResult, error) {
+	meta, err := parseMeta(metaKV)
+	if err != nil {
+		return PutResult{}, cli.Exit(cli.ExitFailure, err)
+	}
+	var mu sync.Mutex
+	var stored [][2]string // rel, id
+	put := func(ctx context.Context, path, rel string) (store.ID, int64, string, error) {
+		typ := manifest.GuessType(rel)
+		res, err := putFile(ctx, cmd, c, path, typ, false)
+		if err != nil {
+			return store.ID{}, 0, "", err
+		}
+		id, err := store.ParseID(res.CID)
+		mu.Lock()
+		stored = append(stored, [2]string{rel, res.CID})
+		mu.Unlock()
+		return id, res.Size, typ, err
+	}
+	warn := func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "ron put -r:", s) }
+	m, err := manifest.FromDir(cmd.Context(), dir, put, manifest.FromDirOptions{Meta: meta, Warn: warn})
+	if err != nil {
+		return PutResult{}, err
+	}
+	doc, err := manifest.Encode(m)
+	if err != nil {
+		return PutResult{}, cli.Exit(cli.ExitFailure, err)
+	}
+	hasher := store.NewHasher()
+	res, err := c.Put(cmd.Context(), io.TeeReader(bytes.NewReader(doc), hasher), int64(len(doc)), nil, manifest.MediaType)
+	if err == nil {
+		err = checkStored(res, hasher)
+	}
+	if err == nil && verbose {
+		sort.Slice(stored, func(i, j int) bool { return stored[i][0] < stored[j][0] })
+		for _, e := range stored {
+			fmt.Fprintln(cmd.OutOrStdout(), e[1], e[0])
+		}
+	}
+	return res, err
+}
+
+// parseMeta turns --meta k=v flags into the manifest's meta.
+func parseMeta(kvs []string) (map[string]string, error) {
+	meta := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--meta %q: want key=value", kv)
+		}
+		meta[k] = v
+	}
+	return meta, nil
 }
 
 func openInput(cmd *cobra.Command, path string) (io.ReadCloser, int64, error) {
