@@ -168,7 +168,7 @@ func (a *adminPlane) handleStatus(c echo.Context) error {
 		Amnesia: n.cfg.Load().Amnesia,
 		Ready:   len(rd.Missing) == 0 && len(rd.Degraded) == 0,
 		Roles:   n.manager.StatusContext(c.Request().Context()),
-		Queues:  queueStatuses(n.metrics.Set()),
+		Queues:  queueStatuses(n.metrics),
 	})
 }
 

@@ -83,6 +83,9 @@ func TestTwoNodesInOneProcess(t *testing.T) {
 	if !st.Ready || !st.Amnesia || len(st.Roles) != 1 || st.Roles[0].Name != "storage" || st.Roles[0].State.String() != "running" || st.Roles[0].Listen != aStorage {
 		t.Fatalf("unexpected status %+v", st)
 	}
+	if len(st.Queues) == 0 || st.Queues[0] != (QueueStatus{Role: "storage", Queue: "work", Capacity: 512}) {
+		t.Fatalf("queues in status: %+v", st.Queues)
+	}
 	var tok TokenReply
 	if code := getJSON(t, "POST", "http://"+a.AdminAddr()+"/api/v1/tokens", `{"scopes":["storage:write"],"ttl":"1m"}`, &tok); code != 200 || tok.Token == "" {
 		t.Fatalf("tokens: %d %+v", code, tok)

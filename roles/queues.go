@@ -1,38 +1,31 @@
 package roles
 
 import (
-	"bufio"
-	"bytes"
 	"regexp"
 	"sort"
-	"strconv"
 
-	"github.com/VictoriaMetrics/metrics"
+	"github.com/ronhq/ron/runtime"
 )
 
-var queueMetricLine = regexp.MustCompile(`^ron_queue_(depth|capacity|dropped_total)\{role="([^"]*)",queue="([^"]*)"\} (\S+)$`)
+var queueSeries = regexp.MustCompile(`^ron_queue_(depth|capacity|dropped_total)\{role="([^"]*)",queue="([^"]*)"\}$`)
 
 // queueStatuses reads every bounded queue's depth, capacity and drops from
-// the metrics set, so any queue that exports the shared queue metrics shows up
-// in /api/v1/status without registering anywhere else.
-func queueStatuses(set *metrics.Set) []QueueStatus {
-	var buf bytes.Buffer
-	set.WritePrometheus(&buf)
+// the metrics, so any queue that exports the shared queue metrics shows up in
+// /api/v1/status without registering anywhere else.
+func queueStatuses(m *runtime.Metrics) []QueueStatus {
 	byKey := map[[2]string]*QueueStatus{}
-	sc := bufio.NewScanner(&buf)
-	for sc.Scan() {
-		m := queueMetricLine.FindStringSubmatch(sc.Text())
-		if m == nil {
+	for series, v := range m.Values() {
+		sm := queueSeries.FindStringSubmatch(series)
+		if sm == nil {
 			continue
 		}
-		key := [2]string{m[2], m[3]}
+		key := [2]string{sm[2], sm[3]}
 		q := byKey[key]
 		if q == nil {
-			q = &QueueStatus{Role: m[2], Queue: m[3]}
+			q = &QueueStatus{Role: sm[2], Queue: sm[3]}
 			byKey[key] = q
 		}
-		v, _ := strconv.ParseFloat(m[4], 64)
-		switch m[1] {
+		switch sm[1] {
 		case "depth":
 			q.Depth = v
 		case "capacity":

@@ -1,9 +1,6 @@
 package runtime
 
 import (
-	"bytes"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -12,26 +9,10 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// scrape renders set in the Prometheus text format and parses it into
-// series → value.
+// scrape parses set's series → value.
 func scrape(t *testing.T, set *metrics.Set) map[string]float64 {
 	t.Helper()
-	var buf bytes.Buffer
-	set.WritePrometheus(&buf)
-	out := map[string]float64{}
-	for line := range strings.Lines(buf.String()) {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			t.Fatalf("bad metrics line %q: %v", line, err)
-		}
-		out[line[:i]] = v
-	}
-	return out
+	return NewMetrics(set).Values()
 }
 
 // metric returns one series' value, failing if it is absent.

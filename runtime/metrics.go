@@ -1,9 +1,11 @@
 package runtime
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -146,3 +148,24 @@ func labelPairs(labels []string) [][2]string {
 var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 
 func escapeLabel(v string) string { return labelEscaper.Replace(v) }
+
+// Values renders the set in the Prometheus text format and parses it back
+// into series → value ("ron_queue_depth{role=\"storage\",queue=\"work\"}" →
+// 3). Histograms appear as their _bucket, _sum and _count series. It is the
+// one reader of our own metrics: status pages and tests use it.
+func (m *Metrics) Values() map[string]float64 {
+	var buf bytes.Buffer
+	m.set.WritePrometheus(&buf)
+	out := map[string]float64{}
+	for line := range strings.Lines(buf.String()) {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil && i > 0 {
+			out[line[:i]] = v
+		}
+	}
+	return out
+}

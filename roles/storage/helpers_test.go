@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -261,22 +259,7 @@ func (tr *testRole) scrape() map[string]float64 {
 
 func scrapeSet(t *testing.T, m *runtime.Metrics) map[string]float64 {
 	t.Helper()
-	var buf bytes.Buffer
-	m.Set().WritePrometheus(&buf)
-	out := map[string]float64{}
-	for line := range strings.Lines(buf.String()) {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			t.Fatalf("bad metrics line %q: %v", line, err)
-		}
-		out[line[:i]] = v
-	}
-	return out
+	return m.Values()
 }
 
 // metric returns one series' value (0 when absent: counters appear on first
