@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/labstack/echo/v4"
 	"github.com/oklog/ulid/v2"
 )
@@ -109,8 +110,36 @@ func (s *Server) observe(route string, status int, dur time.Duration) {
 	if s.opt.Metrics == nil {
 		return
 	}
-	s.opt.Metrics.GetOrCreateCounter(fmt.Sprintf(`ron_http_requests_total{role=%q,route=%q,code="%d"}`, s.opt.Role, route, status)).Inc()
-	s.opt.Metrics.GetOrCreatePrometheusHistogram(fmt.Sprintf(`ron_http_request_duration_seconds{role=%q,route=%q}`, s.opt.Role, route)).Update(dur.Seconds())
+	s.requestCounter(route, status).Inc()
+	s.durationHistogram(route).Update(dur.Seconds())
+}
+
+// routeStatus keys the cached per-request counters.
+type routeStatus struct {
+	route  string
+	status int
+}
+
+// requestCounter returns ron_http_requests_total{role,route,code}, cached so
+// the hot path formats no label strings.
+func (s *Server) requestCounter(route string, status int) *metrics.Counter {
+	key := routeStatus{route, status}
+	if c, ok := s.counters.Load(key); ok {
+		return c.(*metrics.Counter)
+	}
+	c := s.opt.Metrics.GetOrCreateCounter(fmt.Sprintf(`ron_http_requests_total{role=%q,route=%q,code="%d"}`, s.opt.Role, route, status))
+	s.counters.Store(key, c)
+	return c
+}
+
+// durationHistogram returns ron_http_request_duration_seconds{role,route}, cached.
+func (s *Server) durationHistogram(route string) *metrics.PrometheusHistogram {
+	if h, ok := s.histograms.Load(route); ok {
+		return h.(*metrics.PrometheusHistogram)
+	}
+	h := s.opt.Metrics.GetOrCreatePrometheusHistogram(fmt.Sprintf(`ron_http_request_duration_seconds{role=%q,route=%q}`, s.opt.Role, route))
+	s.histograms.Store(route, h)
+	return h
 }
 
 // busy answers 429 busy and counts the rejection under the route template.

@@ -58,6 +58,9 @@ type Server struct {
 	ln    net.Listener
 	conns *connTracker
 
+	counters   sync.Map // routeStatus → *metrics.Counter
+	histograms sync.Map // route → *metrics.PrometheusHistogram
+
 	lim     atomic.Pointer[Limits]
 	limiter atomic.Pointer[rate.Limiter] // nil = no rate limit
 
