@@ -1,0 +1,92 @@
+package indexdb
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Name syntax limits (index.md §3).
+const (
+	MaxNameLen  = 253
+	MaxLabelLen = 63
+)
+
+// ParseName checks name syntax and returns the name unchanged: labels of
+// [a-z0-9-], 1–63 characters, no leading or trailing '-', joined by single
+// dots, total ≤ 253 characters. No case folding or normalization: anything
+// else (uppercase, '_', spaces, non-ASCII, empty labels) is an error
+// wrapping ErrInvalid.
+func ParseName(s string) (string, error) {
+	if s == "" {
+		return "", invalidf("empty name")
+	}
+	if len(s) > MaxNameLen {
+		return "", invalidf("name longer than %d bytes", MaxNameLen)
+	}
+	for i, label := range strings.Split(s, ".") {
+		if err := checkLabel(label); err != nil {
+			return "", invalidf("name label %d: %s", i, err)
+		}
+	}
+	return s, nil
+}
+
+type labelError string
+
+func (e labelError) Error() string { return string(e) }
+
+// checkLabel validates one dot-separated label.
+func checkLabel(l string) error {
+	switch {
+	case l == "":
+		return labelError("empty label")
+	case len(l) > MaxLabelLen:
+		return labelError("longer than 63 characters")
+	case l[0] == '-' || l[len(l)-1] == '-':
+		return labelError("leading or trailing '-'")
+	}
+	for i := 0; i < len(l); i++ {
+		c := l[i]
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			return labelError("character " + strconv.QuoteRune(rune(c)) + " not in [a-z0-9-]")
+		}
+	}
+	return nil
+}
+
+// ParseNameVersion parses "name@version" (GET /names/{name}@{version} and
+// resolve keys). The version is a positive decimal without sign or leading
+// zeros; "@0", "@01", "@-1", "@abc" and a trailing '@' are errors wrapping
+// ErrInvalid. A key without '@' is rejected too: use ParseName.
+func ParseNameVersion(s string) (string, uint64, error) {
+	name, ver, ok := strings.Cut(s, "@")
+	if !ok {
+		return "", 0, invalidf("missing @version")
+	}
+	if _, err := ParseName(name); err != nil {
+		return "", 0, err
+	}
+	v, err := ParseVersion(ver)
+	if err != nil {
+		return "", 0, err
+	}
+	return name, v, nil
+}
+
+// ParseVersion parses a version number: 1–20 decimal digits, no sign, no
+// leading zero, ≥ 1. Errors wrap ErrInvalid.
+func ParseVersion(s string) (uint64, error) {
+	if s == "" || s[0] == '0' || len(s) > 20 {
+		return 0, invalidf("bad version %q", s)
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, invalidf("bad version %q", s)
+		}
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, invalidf("bad version %q", s)
+	}
+	return v, nil
+}

@@ -1,0 +1,348 @@
+package indexdb
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/ronhq/ron/store"
+	"github.com/ronhq/ron/store/kv"
+)
+
+// HistoryLen is how many versions of a name (tombstones included) are kept
+// in name_versions (name_history).
+const HistoryLen = 10
+
+// timeLayout is RFC 3339 UTC with millisecond precision.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// Record is one version of a name pointer. A tombstone has Deleted set and a
+// zero Target.
+type Record struct {
+	Name      string
+	Target    store.ID
+	Version   uint64
+	UpdatedAt time.Time
+	Deleted   bool
+}
+
+// recordJSON is the stored form (index.md §3, §9):
+// {"name","b3","version","updated_at","deleted"}, b3 null on tombstones.
+type recordJSON struct {
+	Name      string  `json:"name"`
+	B3        *string `json:"b3"`
+	Version   uint64  `json:"version"`
+	UpdatedAt string  `json:"updated_at"`
+	Deleted   bool    `json:"deleted"`
+}
+
+// MarshalJSON encodes the stored form.
+func (r Record) MarshalJSON() ([]byte, error) {
+	w := recordJSON{Name: r.Name, Version: r.Version, Deleted: r.Deleted,
+		UpdatedAt: r.UpdatedAt.UTC().Format(timeLayout)}
+	if !r.Deleted {
+		s := r.Target.String()
+		w.B3 = &s
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON decodes the stored form; a live record needs a valid b3.
+func (r *Record) UnmarshalJSON(b []byte) error {
+	var w recordJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	t, err := time.Parse(time.RFC3339Nano, w.UpdatedAt)
+	if err != nil {
+		return err
+	}
+	rec := Record{Name: w.Name, Version: w.Version, UpdatedAt: t.UTC(), Deleted: w.Deleted}
+	if !w.Deleted {
+		if w.B3 == nil {
+			return fmt.Errorf("indexdb: live record %q without b3", w.Name)
+		}
+		if rec.Target, err = store.ParseID(*w.B3); err != nil {
+			return err
+		}
+	}
+	*r = rec
+	return nil
+}
+
+// Cond is a write precondition. The zero Cond is unconditional.
+type Cond struct {
+	kind    condKind
+	version uint64
+}
+
+type condKind uint8
+
+const (
+	condNone condKind = iota
+	condVersion
+	condLive
+	condAbsent
+)
+
+// IfMatch requires the current live version to be v (If-Match: "<v>").
+func IfMatch(v uint64) Cond { return Cond{kind: condVersion, version: v} }
+
+// IfLive requires a live record (If-Match: *).
+func IfLive() Cond { return Cond{kind: condLive} }
+
+// IfAbsent requires no live record (If-None-Match: *, PUT only); a
+// tombstoned name counts as absent, and the new version continues its
+// numbering.
+func IfAbsent() Cond { return Cond{kind: condAbsent} }
+
+// check evaluates c against the current record (nil when absent).
+func (c Cond) check(cur *Record) error {
+	var live uint64
+	if cur != nil && !cur.Deleted {
+		live = cur.Version
+	}
+	switch {
+	case c.kind == condVersion && (live == 0 || live != c.version),
+		c.kind == condLive && live == 0:
+		return &PreconditionError{Current: live}
+	case c.kind == condAbsent && live != 0:
+		return &PreconditionError{Current: live, exists: true}
+	}
+	return nil
+}
+
+// Get returns the current record of name. Errors: ErrInvalid (syntax),
+// ErrNotFound (never written), ErrDeleted (tombstone; the tombstone record
+// is returned with it, so callers can treat it as an authoritative miss).
+func (db *DB) Get(ctx context.Context, name string) (Record, error) {
+	if _, err := ParseName(name); err != nil {
+		return Record{}, err
+	}
+	var rec Record
+	err := db.kv.View(ctx, func(tx kv.Tx) error {
+		cur, err := currentRecord(tx, name)
+		if err != nil || cur == nil {
+			return notFoundIfNil(err)
+		}
+		rec = *cur
+		if cur.Deleted {
+			return ErrDeleted
+		}
+		return nil
+	})
+	return rec, err
+}
+
+// notFoundIfNil turns the "absent" outcome (nil error, nil record) into
+// ErrNotFound and passes real errors through.
+func notFoundIfNil(err error) error {
+	if err != nil {
+		return err
+	}
+	return ErrNotFound
+}
+
+// GetVersion returns version v of name. Errors: ErrInvalid (syntax, v = 0),
+// ErrNotFound (name never written or v above the current version),
+// ErrPruned (trimmed from history), ErrDeleted (v is a tombstone; the
+// tombstone record is returned with it).
+func (db *DB) GetVersion(ctx context.Context, name string, v uint64) (Record, error) {
+	if _, err := ParseName(name); err != nil {
+		return Record{}, err
+	}
+	if v == 0 {
+		return Record{}, invalidf("version 0")
+	}
+	var rec Record
+	err := db.kv.View(ctx, func(tx kv.Tx) error {
+		var err error
+		rec, err = versionRecord(tx, name, v)
+		return err
+	})
+	return rec, err
+}
+
+// versionRecord looks up name@v inside tx.
+func versionRecord(tx kv.Tx, name string, v uint64) (Record, error) {
+	cur, err := currentRecord(tx, name)
+	if err != nil || cur == nil {
+		return Record{}, notFoundIfNil(err)
+	}
+	if v > cur.Version {
+		return Record{}, ErrNotFound
+	}
+	raw := tx.Bucket(bucketNameVersions).Get(versionKey(name, v))
+	if raw == nil {
+		return Record{}, ErrPruned
+	}
+	var rec Record
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return Record{}, fmt.Errorf("indexdb: decode %s@%d: %w", name, v, err)
+	}
+	if rec.Deleted {
+		return rec, ErrDeleted
+	}
+	return rec, nil
+}
+
+// History returns the kept versions of name (at most HistoryLen, tombstones
+// included), newest first. A deleted name still has its history. Errors:
+// ErrInvalid, ErrNotFound (never written).
+func (db *DB) History(ctx context.Context, name string) ([]Record, error) {
+	if _, err := ParseName(name); err != nil {
+		return nil, err
+	}
+	var out []Record
+	err := db.kv.View(ctx, func(tx kv.Tx) error {
+		if cur, err := currentRecord(tx, name); err != nil || cur == nil {
+			return notFoundIfNil(err)
+		}
+		var err error
+		out, err = historyRecords(tx, name)
+		return err
+	})
+	return out, err
+}
+
+// historyRecords reads name_versions for name, newest first.
+func historyRecords(tx kv.Tx, name string) ([]Record, error) {
+	prefix := versionPrefix(name)
+	var out []Record
+	c := tx.Bucket(bucketNameVersions).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		var rec Record
+		if err := json.Unmarshal(v, &rec); err != nil {
+			return nil, fmt.Errorf("indexdb: decode history of %s: %w", name, err)
+		}
+		out = append(out, rec)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, nil
+}
+
+// Set points name at target if cond holds, as one compare-and-set
+// transaction, and returns the new record. Every successful Set adds 1 to
+// the version, even with an unchanged target, and continues after a
+// tombstone. Errors: ErrInvalid, ErrPrecondition (*PreconditionError; also
+// ErrExists for IfAbsent on a live name).
+func (db *DB) Set(ctx context.Context, name string, target store.ID, cond Cond) (Record, error) {
+	if _, err := ParseName(name); err != nil {
+		return Record{}, err
+	}
+	return db.write(ctx, name, cond, func(cur *Record) (Record, error) {
+		return Record{Name: name, Target: target, Version: nextVersion(cur), UpdatedAt: db.nowMs()}, nil
+	})
+}
+
+// Delete writes a tombstone version for name if cond holds (IfAbsent is
+// meaningless here and always fails on a live name). Errors: ErrInvalid,
+// ErrPrecondition, ErrNotFound (never written), ErrDeleted (already a
+// tombstone). Preconditions are evaluated before existence, as in HTTP.
+func (db *DB) Delete(ctx context.Context, name string, cond Cond) (Record, error) {
+	if _, err := ParseName(name); err != nil {
+		return Record{}, err
+	}
+	return db.write(ctx, name, cond, func(cur *Record) (Record, error) {
+		switch {
+		case cur == nil:
+			return Record{}, ErrNotFound
+		case cur.Deleted:
+			return Record{}, ErrDeleted
+		}
+		return Record{Name: name, Version: nextVersion(cur), UpdatedAt: db.nowMs(), Deleted: true}, nil
+	})
+}
+
+// write runs the read-check-write of Set and Delete in one Update: load the
+// current record, check cond, build the next record, store it and trim the
+// history.
+func (db *DB) write(ctx context.Context, name string, cond Cond, next func(*Record) (Record, error)) (Record, error) {
+	var rec Record
+	err := db.kv.Update(ctx, func(tx kv.Tx) error {
+		cur, err := currentRecord(tx, name)
+		if err != nil {
+			return err
+		}
+		if err := cond.check(cur); err != nil {
+			return err
+		}
+		if rec, err = next(cur); err != nil {
+			return err
+		}
+		return putRecord(tx, rec)
+	})
+	if err != nil {
+		return Record{}, err
+	}
+	return rec, nil
+}
+
+// nextVersion is the version after cur (1 for a new name).
+func nextVersion(cur *Record) uint64 {
+	if cur == nil {
+		return 1
+	}
+	return cur.Version + 1
+}
+
+// currentRecord reads names[name]; nil, nil when absent.
+func currentRecord(tx kv.Tx, name string) (*Record, error) {
+	raw := tx.Bucket(bucketNames).Get([]byte(name))
+	if raw == nil {
+		return nil, nil
+	}
+	var rec Record
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return nil, fmt.Errorf("indexdb: decode %s: %w", name, err)
+	}
+	return &rec, nil
+}
+
+// putRecord stores rec as current and in history, then trims the history
+// to HistoryLen.
+func putRecord(tx kv.Tx, rec Record) error {
+	raw, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketNames).Put([]byte(rec.Name), raw); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketNameVersions).Put(versionKey(rec.Name, rec.Version), raw); err != nil {
+		return err
+	}
+	return trimHistory(tx.Bucket(bucketNameVersions), rec.Name)
+}
+
+// trimHistory deletes the oldest versions of name beyond HistoryLen.
+func trimHistory(b kv.Bucket, name string) error {
+	prefix := versionPrefix(name)
+	var keys [][]byte
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		keys = append(keys, bytes.Clone(k))
+	}
+	for len(keys) > HistoryLen {
+		if err := b.Delete(keys[0]); err != nil {
+			return err
+		}
+		keys = keys[1:]
+	}
+	return nil
+}
+
+// versionPrefix is name + 0x00 (names never contain 0x00).
+func versionPrefix(name string) []byte {
+	return append([]byte(name), 0)
+}
+
+// versionKey is name + 0x00 + u64 big-endian version.
+func versionKey(name string, v uint64) []byte {
+	return binary.BigEndian.AppendUint64(versionPrefix(name), v)
+}
