@@ -357,3 +357,31 @@ func statusOf(t *testing.T, c net.Conn) int {
 	}
 	return code
 }
+
+func FuzzRequestTimeout(f *testing.F) {
+	for _, s := range []string{"2", "1.5", "250ms", "", "-1", "0", "soon", "1e9", "NaN", "Inf", "86399.999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Header.Set("Request-Timeout", v)
+		if d, ok := RequestTimeout(r); ok && d <= 0 {
+			t.Fatalf("%q accepted as non-positive %s", v, d)
+		}
+	})
+}
+
+func FuzzDecodeStrictJSON(f *testing.F) {
+	for _, s := range []string{`{"ids":["a"]}`, `{"ids":[]} x`, `{"ids":1}`, `{"other":1}`, `[]`, ``, `{"ids":["a"],"ids":["b"]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var v struct {
+			IDs []string `json:"ids"`
+		}
+		err := DecodeStrictJSON(body, &v)
+		if err != nil && AsError(err).Code != CodeMalformed {
+			t.Fatalf("error %v is not malformed", err)
+		}
+	})
+}
