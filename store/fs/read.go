@@ -20,7 +20,7 @@ func (s *Store) Open(ctx context.Context, id store.ID) (store.Object, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(s.dataPath(id))
+	f, err := openRead(s.dataPath(id))
 	if err != nil {
 		return nil, s.missing(id, err)
 	}
@@ -93,7 +93,7 @@ func (s *Store) rebuild(ctx context.Context, id store.ID) (*store.Sidecar, error
 		return nil, ctx.Err()
 	}
 	defer func() { <-s.cpu }()
-	f, err := os.Open(s.dataPath(id))
+	f, err := openRead(s.dataPath(id))
 	if err != nil {
 		return nil, s.missing(id, err)
 	}
