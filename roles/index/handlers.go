@@ -1,0 +1,156 @@
+// Package index is the index role (spec/index.md): name pointers, provider
+// records and, later, resolve. This file holds the local HTTP handlers of
+// §3 (names) and §4 (providers) over an indexdb.DB; peer fan-out, caches and
+// the role wiring are separate pieces.
+package index
+
+import (
+	"encoding/json"
+	"errors"
+	"mime"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/index/indexdb"
+)
+
+// ScopeWrite is the capability scope every index write needs (ARCHITECTURE §6).
+const ScopeWrite = "index:write"
+
+// Cache-Control values of spec/index.md §3 and §4.
+const (
+	ccNoCache        = "no-cache"
+	ccNameVersion    = "public, max-age=60"
+	ccProviders      = "public, max-age=10"
+	ccProvidersEmpty = "public, max-age=2"
+)
+
+// Handlers answers the index's name and provider routes from the local
+// database only. Zone and DefaultTTL may be set before Mount.
+type Handlers struct {
+	db   *indexdb.DB
+	keys *auth.Keyring
+	now  func() time.Time
+
+	// Zone is this node's cluster.zone: the default region GET
+	// /providers/{b3} sorts first. Empty means no preference.
+	Zone string
+	// DefaultTTL is provider_ttl_default, applied to announced records
+	// without ttl_s; 0 means indexdb.DefaultTTL.
+	DefaultTTL time.Duration
+}
+
+// NewHandlers returns handlers over db that check write tokens against keys
+// at the time now returns (time.Now when nil). The same clock should drive
+// db so that provider ages and expiry agree.
+func NewHandlers(db *indexdb.DB, keys *auth.Keyring, now func() time.Time) *Handlers {
+	if now == nil {
+		now = time.Now
+	}
+	return &Handlers{db: db, keys: keys, now: now}
+}
+
+// Mount registers the routes of spec/index.md §3 and §4 on e.
+func (h *Handlers) Mount(e *echo.Echo) {
+	e.PUT("/names/:name", h.putName)
+	e.GET("/names/:name", h.getName)
+	e.GET("/names/:name/versions", h.nameHistory)
+	e.DELETE("/names/:name", h.deleteName)
+	e.POST("/providers", h.announce)
+	e.GET("/providers/:b3", h.getProviders)
+}
+
+// authorize checks the request's bearer token for scope; failures are
+// *auth.AuthError, which unwraps to the 401/403 envelope.
+func (h *Handlers) authorize(c echo.Context, scope string) error {
+	_, err := auth.Check(h.keys, c.Request(), scope, h.now())
+	return err
+}
+
+// requireJSON answers 415 unless the request's Content-Type is
+// application/json (parameters such as charset are allowed).
+func requireJSON(r *http.Request) error {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return httpx.NewError(http.StatusUnsupportedMediaType, httpx.CodeUnsupportedMedia,
+			"Content-Type must be application/json")
+	}
+	return nil
+}
+
+// badRequest is a 400 bad_request envelope.
+func badRequest(format string, args ...any) *httpx.Error {
+	return httpx.NewError(http.StatusBadRequest, httpx.CodeBadRequest, format, args...)
+}
+
+// dbError maps indexdb's typed errors onto the envelope (spec/index.md §3,
+// §15): ErrInvalid → 400 bad_request, ErrPrecondition → 412 with
+// details.current_version (null when there is no live version), ErrDeleted
+// and ErrPruned → 404 with details.reason, ErrNotFound → 404. Anything else
+// passes through (500 internal unless it already is an envelope).
+func dbError(err error) error {
+	var pe *indexdb.PreconditionError
+	switch {
+	case errors.As(err, &pe):
+		var cur any
+		if pe.Current != 0 {
+			cur = pe.Current
+		}
+		return httpx.NewError(http.StatusPreconditionFailed, httpx.CodePreconditionFailed, "precondition failed").
+			WithDetails(map[string]any{"current_version": cur})
+	case errors.Is(err, indexdb.ErrInvalid):
+		return badRequest("%s", trimPrefix(err.Error()))
+	case errors.Is(err, indexdb.ErrDeleted):
+		return httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "deleted").
+			WithDetails(map[string]any{"reason": "deleted"})
+	case errors.Is(err, indexdb.ErrPruned):
+		return httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "version no longer kept").
+			WithDetails(map[string]any{"reason": "pruned"})
+	case errors.Is(err, indexdb.ErrNotFound):
+		return httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "not found")
+	}
+	return err
+}
+
+// trimPrefix drops indexdb's "indexdb: invalid input: " message prefix.
+func trimPrefix(s string) string {
+	const p = "indexdb: invalid input: "
+	if len(s) > len(p) && s[:len(p)] == p {
+		return s[len(p):]
+	}
+	return s
+}
+
+// writeJSON writes v as a JSON 200-class answer with the given headers set.
+func writeJSON(c echo.Context, status int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	hd := c.Response().Header()
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Content-Length", strconv.Itoa(len(b)))
+	return c.Blob(status, echo.MIMEApplicationJSON, b)
+}
+
+// writeErrorCached writes err as the envelope like httpx.WriteError but
+// keeps a Cache-Control header (the 404 of GET /providers/{b3} is cacheable
+// for 2 s, spec/index.md §4).
+func writeErrorCached(c echo.Context, err error, cacheControl string) error {
+	he := *httpx.AsError(err)
+	he.CorrID = httpx.CorrID(c)
+	b, mErr := json.Marshal(httpx.Envelope{Error: &he})
+	if mErr != nil {
+		return mErr
+	}
+	hd := c.Response().Header()
+	hd.Del("ETag")
+	hd.Set("Cache-Control", cacheControl)
+	return writeJSON(c, he.Status, json.RawMessage(b))
+}
