@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -92,4 +93,17 @@ func (c *CrashBudget) Exceeded() bool {
 		}
 	}
 	return n > c.limit
+}
+
+// Sleep waits d or until ctx ends, whichever is first, and reports whether
+// the whole of d elapsed. It uses a timer, so testing/synctest controls it.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

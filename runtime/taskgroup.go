@@ -147,14 +147,7 @@ func (g *TaskGroup) crashed(name string, err error, delay time.Duration) {
 
 // sleep waits d or until the group stops; false means stopped.
 func (g *TaskGroup) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-g.ctx.Done():
-		return false
-	}
+	return Sleep(g.ctx, d)
 }
 
 // exited is a worker goroutine's last act.

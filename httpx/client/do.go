@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ronhq/ron/runtime"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -284,14 +285,7 @@ func (c *Client) wait(ctx context.Context, n int, err error) bool {
 	if dl, ok := ctx.Deadline(); ok && !time.Now().Add(d).Before(dl) {
 		return false
 	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return runtime.Sleep(ctx, d)
 }
 
 // backoff returns the wait before retry n+1: random in [base, 2·base),

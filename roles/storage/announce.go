@@ -115,7 +115,7 @@ func (a *announcer) send(ctx context.Context, batch []Record) {
 			return
 		}
 		a.metrics.m.Counter("backoff_retries_total", "role", roleName, "op", "announce").Inc()
-		if !sleepCtx(ctx, a.backoff.Delay(attempt, nil)) {
+		if !runtime.Sleep(ctx, a.backoff.Delay(attempt, nil)) {
 			a.metrics.announce("error", len(batch))
 			return
 		}
@@ -161,17 +161,5 @@ func (a *announcer) countSent(batch []Record) {
 		} else {
 			a.metrics.announce("ok", 1)
 		}
-	}
-}
-
-// sleepCtx waits d or until ctx ends; it reports whether d elapsed.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

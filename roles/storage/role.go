@@ -158,7 +158,7 @@ func every(ctx context.Context, d time.Duration, fn func(context.Context) error)
 		if err := fn(ctx); err != nil && ctx.Err() == nil {
 			return err
 		}
-		if !sleepCtx(ctx, d) {
+		if !runtime.Sleep(ctx, d) {
 			return nil
 		}
 	}
@@ -214,7 +214,7 @@ func (r *Role) lowSpace() bool {
 }
 
 func (r *Role) probeLoop(ctx context.Context) error {
-	for sleepCtx(ctx, probeEvery) {
+	for runtime.Sleep(ctx, probeEvery) {
 		r.probe(ctx)
 	}
 	return nil

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/ronhq/ron/runtime"
 )
 
 // Final outcomes of a leg; also the result label of
@@ -201,14 +203,7 @@ func (l *lookup[T]) pause() bool {
 	if dl, ok := l.ctx.Deadline(); ok && time.Until(dl)-d <= l.opt.MinRetryBudget {
 		return false
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-l.ctx.Done():
-		return false
-	}
+	return runtime.Sleep(l.ctx, d)
 }
 
 // classify names a leg's final outcome.
