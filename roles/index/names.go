@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -19,35 +20,35 @@ import (
 // timeLayout renders updated_at: RFC 3339 UTC, millisecond precision.
 const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 
-// recordOut is a live name record on the wire (spec/index.md §3).
-type recordOut struct {
+// NameRecord is a live name record on the wire (spec/index.md §3).
+type NameRecord struct {
 	Name      string `json:"name"`
 	B3        string `json:"b3"`
 	Version   uint64 `json:"version"`
 	UpdatedAt string `json:"updated_at"`
 }
 
-// deletedOut answers DELETE /names/{name}.
-type deletedOut struct {
+// NameDeletion answers DELETE /names/{name}.
+type NameDeletion struct {
 	Name      string `json:"name"`
 	Version   uint64 `json:"version"`
 	Deleted   bool   `json:"deleted"`
 	UpdatedAt string `json:"updated_at"`
 }
 
-// versionOut is one entry of GET /names/{name}/versions; B3 is null on
+// NameVersion is one entry of GET /names/{name}/versions; B3 is null on
 // tombstones.
-type versionOut struct {
+type NameVersion struct {
 	Version   uint64  `json:"version"`
 	B3        *string `json:"b3"`
 	Deleted   bool    `json:"deleted"`
 	UpdatedAt string  `json:"updated_at"`
 }
 
-// historyOut answers GET /names/{name}/versions.
-type historyOut struct {
-	Name     string       `json:"name"`
-	Versions []versionOut `json:"versions"`
+// NameHistory answers GET /names/{name}/versions.
+type NameHistory struct {
+	Name     string        `json:"name"`
+	Versions []NameVersion `json:"versions"`
 }
 
 // putBody is the PUT /names/{name} body.
@@ -57,8 +58,8 @@ type putBody struct {
 
 func stamp(t time.Time) string { return t.UTC().Format(timeLayout) }
 
-func toRecordOut(r indexdb.Record) recordOut {
-	return recordOut{Name: r.Name, B3: r.Target.String(), Version: r.Version, UpdatedAt: stamp(r.UpdatedAt)}
+func toRecordOut(r indexdb.Record) NameRecord {
+	return NameRecord{Name: r.Name, B3: r.Target.String(), Version: r.Version, UpdatedAt: stamp(r.UpdatedAt)}
 }
 
 // etag is the entity tag of a name version: "<version>".
@@ -85,44 +86,110 @@ func parseName(c echo.Context) (string, error) {
 	return s, nil
 }
 
-// writeCond turns If-Match / If-None-Match into an indexdb condition
-// (spec/index.md §3): If-Match "<v>" → IfMatch(v), If-Match * → IfLive,
-// If-None-Match * → IfAbsent (PUT only). Repeated headers, both headers
-// together, unquoted or non-numeric tags, weak tags, lists and any other
-// If-None-Match value are 400 bad_request. An empty header counts as absent.
-func writeCond(r *http.Request, allowNoneMatch bool) (indexdb.Cond, error) {
+// Cond is a write precondition of SetName and DeleteName (spec/index.md
+// §3). The zero Cond is unconditional.
+type Cond struct {
+	kind    condKind
+	version uint64
+}
+
+type condKind uint8
+
+const (
+	condNone condKind = iota
+	condVersion
+	condLive
+	condAbsent
+)
+
+// IfMatch requires the current live version to be v (If-Match: "<v>").
+func IfMatch(v uint64) Cond { return Cond{kind: condVersion, version: v} }
+
+// IfLive requires a live record (If-Match: *).
+func IfLive() Cond { return Cond{kind: condLive} }
+
+// IfAbsent requires no live record (If-None-Match: *, PUT only).
+func IfAbsent() Cond { return Cond{kind: condAbsent} }
+
+// errBadIfMatch is the 400 of an If-Match that is neither * nor a version.
+func errBadIfMatch() *httpx.Error { return badRequest(`If-Match must be * or "<version>"`) }
+
+// toDB checks c for a write (If-None-Match only where allowNoneMatch; a
+// version must be ≥ 1) and returns the indexdb condition.
+func (c Cond) toDB(allowNoneMatch bool) (indexdb.Cond, error) {
+	switch c.kind {
+	case condVersion:
+		if c.version == 0 {
+			return indexdb.Cond{}, errBadIfMatch()
+		}
+		return indexdb.IfMatch(c.version), nil
+	case condLive:
+		return indexdb.IfLive(), nil
+	case condAbsent:
+		if !allowNoneMatch {
+			return indexdb.Cond{}, badRequest("If-None-Match is not allowed here")
+		}
+		return indexdb.IfAbsent(), nil
+	}
+	return indexdb.Cond{}, nil
+}
+
+// header returns the request header expressing c ("" when unconditional).
+func (c Cond) header() (key, value string) {
+	switch c.kind {
+	case condVersion:
+		return "If-Match", `"` + strconv.FormatUint(c.version, 10) + `"`
+	case condLive:
+		return "If-Match", "*"
+	case condAbsent:
+		return "If-None-Match", "*"
+	}
+	return "", ""
+}
+
+// retrySafe reports whether repeating a PUT under c cannot apply it twice:
+// after a lost success, a retried If-Match "<v>" or If-None-Match * fails
+// with 412 instead of adding another version.
+func (c Cond) retrySafe() bool { return c.kind == condVersion || c.kind == condAbsent }
+
+// writeCond turns If-Match / If-None-Match into a Cond (spec/index.md §3):
+// If-Match "<v>" → IfMatch(v), If-Match * → IfLive, If-None-Match * →
+// IfAbsent (PUT only). Repeated headers, both headers together, unquoted or
+// non-numeric tags, weak tags, lists and any other If-None-Match value are
+// 400 bad_request. An empty header counts as absent.
+func writeCond(r *http.Request, allowNoneMatch bool) (Cond, error) {
 	im, imOK, err := singleHeader(r, "If-Match")
 	if err != nil {
-		return indexdb.Cond{}, err
+		return Cond{}, err
 	}
 	inm, inmOK, err := singleHeader(r, "If-None-Match")
 	if err != nil {
-		return indexdb.Cond{}, err
+		return Cond{}, err
 	}
 	switch {
 	case imOK && inmOK:
-		return indexdb.Cond{}, badRequest("If-Match and If-None-Match cannot be combined")
+		return Cond{}, badRequest("If-Match and If-None-Match cannot be combined")
 	case inmOK && !allowNoneMatch:
-		return indexdb.Cond{}, badRequest("If-None-Match is not allowed here")
+		return Cond{}, badRequest("If-None-Match is not allowed here")
 	case inmOK:
 		if inm != "*" {
-			return indexdb.Cond{}, badRequest("If-None-Match on a write must be *")
+			return Cond{}, badRequest("If-None-Match on a write must be *")
 		}
-		return indexdb.IfAbsent(), nil
+		return IfAbsent(), nil
 	case imOK:
 		if im == "*" {
-			return indexdb.IfLive(), nil
+			return IfLive(), nil
 		}
 		if len(im) < 3 || im[0] != '"' || im[len(im)-1] != '"' {
-			return indexdb.Cond{}, badRequest(`If-Match must be * or "<version>"`)
+			return Cond{}, errBadIfMatch()
 		}
 		v, err := indexdb.ParseVersion(im[1 : len(im)-1])
 		if err != nil {
-			return indexdb.Cond{}, badRequest(`If-Match must be * or "<version>"`)
+			return Cond{}, errBadIfMatch()
 		}
-		return indexdb.IfMatch(v), nil
+		return IfMatch(v), nil
 	}
-	return indexdb.Cond{}, nil
+	return Cond{}, nil
 }
 
 // singleHeader returns the trimmed value of a header that may appear at
@@ -137,6 +204,99 @@ func singleHeader(r *http.Request, name string) (v string, ok bool, err error) {
 	}
 	v = strings.TrimSpace(vals[0])
 	return v, v != "", nil
+}
+
+// checkName validates a name (400 bad_request on bad syntax).
+func checkName(name string) error {
+	if _, err := indexdb.ParseName(name); err != nil {
+		return dbError(err)
+	}
+	return nil
+}
+
+// The do* methods below are the one code path behind both the HTTP
+// handlers and LocalClient: validation, the database call and the mapping
+// of its errors onto the envelope.
+
+// doSet sets name to target under cond.
+func (h *Handlers) doSet(ctx context.Context, name string, target store.ID, cond Cond) (indexdb.Record, error) {
+	if err := checkName(name); err != nil {
+		return indexdb.Record{}, err
+	}
+	dc, err := cond.toDB(true)
+	if err != nil {
+		return indexdb.Record{}, err
+	}
+	rec, err := h.db.Set(ctx, name, target, dc)
+	if err != nil {
+		return indexdb.Record{}, dbError(err)
+	}
+	return rec, nil
+}
+
+// doGet returns the live record of name; a tombstone is 404 with
+// details.reason "deleted" and details.version.
+func (h *Handlers) doGet(ctx context.Context, name string) (indexdb.Record, error) {
+	rec, err := h.db.Get(ctx, name)
+	if errors.Is(err, indexdb.ErrDeleted) {
+		// A local tombstone is an authoritative miss; say which version.
+		return indexdb.Record{}, httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "name deleted").
+			WithDetails(map[string]any{"reason": "deleted", "version": rec.Version})
+	}
+	if err != nil {
+		return indexdb.Record{}, dbError(err)
+	}
+	return rec, nil
+}
+
+// doGetVersion returns the record of key "name@version".
+func (h *Handlers) doGetVersion(ctx context.Context, key string) (indexdb.Record, error) {
+	name, v, err := indexdb.ParseNameVersion(key)
+	if err != nil {
+		return indexdb.Record{}, dbError(err)
+	}
+	rec, err := h.db.GetVersion(ctx, name, v)
+	if err != nil {
+		return indexdb.Record{}, dbError(err)
+	}
+	return rec, nil
+}
+
+// doHistory returns the kept versions of name, newest first.
+func (h *Handlers) doHistory(ctx context.Context, name string) (NameHistory, error) {
+	if err := checkName(name); err != nil {
+		return NameHistory{}, err
+	}
+	recs, err := h.db.History(ctx, name)
+	if err != nil {
+		return NameHistory{}, dbError(err)
+	}
+	out := NameHistory{Name: name, Versions: make([]NameVersion, 0, len(recs))}
+	for _, r := range recs {
+		e := NameVersion{Version: r.Version, Deleted: r.Deleted, UpdatedAt: stamp(r.UpdatedAt)}
+		if !r.Deleted {
+			s := r.Target.String()
+			e.B3 = &s
+		}
+		out.Versions = append(out.Versions, e)
+	}
+	return out, nil
+}
+
+// doDelete writes a tombstone version of name under cond.
+func (h *Handlers) doDelete(ctx context.Context, name string, cond Cond) (NameDeletion, error) {
+	if err := checkName(name); err != nil {
+		return NameDeletion{}, err
+	}
+	dc, err := cond.toDB(false)
+	if err != nil {
+		return NameDeletion{}, err
+	}
+	rec, err := h.db.Delete(ctx, name, dc)
+	if err != nil {
+		return NameDeletion{}, dbError(err)
+	}
+	return NameDeletion{Name: rec.Name, Version: rec.Version, Deleted: true, UpdatedAt: stamp(rec.UpdatedAt)}, nil
 }
 
 // putName is PUT /names/{name}: set the pointer, optionally conditional.
@@ -171,9 +331,9 @@ func (h *Handlers) putName(c echo.Context) error {
 	if err != nil {
 		return badRequest("b3 must be b3: followed by 64 lowercase hex digits")
 	}
-	rec, err := h.db.Set(r.Context(), name, target, cond)
+	rec, err := h.doSet(r.Context(), name, target, cond)
 	if err != nil {
-		return dbError(err)
+		return err
 	}
 	c.Response().Header().Set("ETag", etag(rec.Version))
 	return writeJSON(c, http.StatusOK, toRecordOut(rec))
@@ -186,32 +346,17 @@ func (h *Handlers) getName(c echo.Context) error {
 		return err
 	}
 	if strings.Contains(key, "@") {
-		return h.getNameVersion(c, key)
+		rec, err := h.doGetVersion(c.Request().Context(), key)
+		if err != nil {
+			return err
+		}
+		return h.replyRecord(c, rec, ccNameVersion)
 	}
-	ctx := c.Request().Context()
-	rec, err := h.db.Get(ctx, key)
-	if errors.Is(err, indexdb.ErrDeleted) {
-		// A local tombstone is an authoritative miss; say which version.
-		return httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "name deleted").
-			WithDetails(map[string]any{"reason": "deleted", "version": rec.Version})
-	}
+	rec, err := h.doGet(c.Request().Context(), key)
 	if err != nil {
-		return dbError(err)
+		return err
 	}
 	return h.replyRecord(c, rec, ccNoCache)
-}
-
-// getNameVersion answers GET /names/{name}@{version}.
-func (h *Handlers) getNameVersion(c echo.Context, key string) error {
-	name, v, err := indexdb.ParseNameVersion(key)
-	if err != nil {
-		return dbError(err)
-	}
-	rec, err := h.db.GetVersion(c.Request().Context(), name, v)
-	if err != nil {
-		return dbError(err)
-	}
-	return h.replyRecord(c, rec, ccNameVersion)
 }
 
 // replyRecord writes a live record with its ETag and Cache-Control,
@@ -235,22 +380,13 @@ func (h *Handlers) replyRecord(c echo.Context, rec indexdb.Record, cacheControl 
 
 // nameHistory is GET /names/{name}/versions: kept versions, newest first.
 func (h *Handlers) nameHistory(c echo.Context) error {
-	name, err := parseName(c)
+	name, err := nameParam(c)
 	if err != nil {
 		return err
 	}
-	recs, err := h.db.History(c.Request().Context(), name)
+	out, err := h.doHistory(c.Request().Context(), name)
 	if err != nil {
-		return dbError(err)
-	}
-	out := historyOut{Name: name, Versions: make([]versionOut, 0, len(recs))}
-	for _, r := range recs {
-		e := versionOut{Version: r.Version, Deleted: r.Deleted, UpdatedAt: stamp(r.UpdatedAt)}
-		if !r.Deleted {
-			s := r.Target.String()
-			e.B3 = &s
-		}
-		out.Versions = append(out.Versions, e)
+		return err
 	}
 	c.Response().Header().Set("Cache-Control", ccNoCache)
 	return writeJSON(c, http.StatusOK, out)
@@ -269,9 +405,9 @@ func (h *Handlers) deleteName(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rec, err := h.db.Delete(c.Request().Context(), name, cond)
+	out, err := h.doDelete(c.Request().Context(), name, cond)
 	if err != nil {
-		return dbError(err)
+		return err
 	}
-	return writeJSON(c, http.StatusOK, deletedOut{Name: rec.Name, Version: rec.Version, Deleted: true, UpdatedAt: stamp(rec.UpdatedAt)})
+	return writeJSON(c, http.StatusOK, out)
 }

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -19,14 +20,14 @@ const (
 	maxProviderLimit     = 64
 )
 
-// announceOut answers POST /providers.
-type announceOut struct {
+// announceReply answers POST /providers.
+type announceReply struct {
 	Accepted  int `json:"accepted"`
 	Withdrawn int `json:"withdrawn"`
 }
 
-// providerOut is one provider on the wire.
-type providerOut struct {
+// ProviderInfo is one provider on the wire.
+type ProviderInfo struct {
 	Node       string `json:"node"`
 	Addr       string `json:"addr"`
 	Region     string `json:"region"`
@@ -35,10 +36,10 @@ type providerOut struct {
 	ExpiresInS int64  `json:"expires_in_s"`
 }
 
-// providersOut answers GET /providers/{b3}.
-type providersOut struct {
-	B3        string        `json:"b3"`
-	Providers []providerOut `json:"providers"`
+// ProviderList answers GET /providers/{b3}.
+type ProviderList struct {
+	B3        string         `json:"b3"`
+	Providers []ProviderInfo `json:"providers"`
 }
 
 // announce is POST /providers: validate the whole batch, then apply it in
@@ -63,11 +64,36 @@ func (h *Handlers) announce(c echo.Context) error {
 	if err != nil {
 		return announceError(err, true)
 	}
-	res, err := h.db.Announce(r.Context(), recs)
+	res, err := h.doAnnounce(r.Context(), recs)
 	if err != nil {
-		return announceError(err, false)
+		return err
 	}
-	return writeJSON(c, http.StatusOK, announceOut{Accepted: res.Accepted, Withdrawn: res.Withdrawn})
+	return writeJSON(c, http.StatusOK, res)
+}
+
+// doAnnounce applies a batch (the code path of POST /providers and
+// LocalClient.Announce).
+func (h *Handlers) doAnnounce(ctx context.Context, recs []indexdb.Announcement) (announceReply, error) {
+	if err := checkWholeSeconds(recs); err != nil {
+		return announceReply{}, err
+	}
+	res, err := h.db.Announce(ctx, recs)
+	if err != nil {
+		return announceReply{}, announceError(err, false)
+	}
+	return announceReply{Accepted: res.Accepted, Withdrawn: res.Withdrawn}, nil
+}
+
+// checkWholeSeconds rejects a TTL that ttl_s (whole seconds) cannot carry,
+// so an in-process batch fails exactly where its JSON form could not be
+// written. The index and field are those of the first such record.
+func checkWholeSeconds(recs []indexdb.Announcement) error {
+	for i, a := range recs {
+		if a.TTL%time.Second != 0 {
+			return announceError(&indexdb.InvalidError{Index: i, Field: "ttl_s", Msg: "not whole seconds"}, false)
+		}
+	}
+	return nil
 }
 
 // announceError maps a batch failure: an undecodable body (the envelope
@@ -105,8 +131,8 @@ func (h *Handlers) getProviders(c echo.Context) error {
 	limit := defaultProviderLimit
 	if s := q.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > maxProviderLimit || s[0] == '+' {
-			return badRequest("limit must be an integer from 1 to %d", maxProviderLimit)
+		if err != nil || n < 1 || s[0] == '+' {
+			return errBadLimit()
 		}
 		limit = n
 	}
@@ -114,24 +140,49 @@ func (h *Handlers) getProviders(c echo.Context) error {
 	if q.Has("region") {
 		region = q.Get("region")
 	}
-	ps, err := h.db.Providers(c.Request().Context(), id, region, limit)
+	out, err := h.doProviders(c.Request().Context(), id, region, limit)
 	if err != nil {
-		return dbError(err)
+		if httpx.AsError(err).Status == http.StatusNotFound {
+			return writeErrorCached(c, err, ccProvidersEmpty)
+		}
+		return err
+	}
+	c.Response().Header().Set("Cache-Control", ccProviders)
+	return writeJSON(c, http.StatusOK, out)
+}
+
+// errBadLimit is the 400 of a limit outside 1–64.
+func errBadLimit() *httpx.Error {
+	return badRequest("limit must be an integer from 1 to %d", maxProviderLimit)
+}
+
+// doProviders lists the live providers of id (the code path of GET
+// /providers/{b3} and LocalClient.Providers): limit 0 means the default,
+// otherwise 1–64; none → 404 not_found.
+func (h *Handlers) doProviders(ctx context.Context, id store.ID, region string, limit int) (ProviderList, error) {
+	if limit == 0 {
+		limit = defaultProviderLimit
+	}
+	if limit < 1 || limit > maxProviderLimit {
+		return ProviderList{}, errBadLimit()
+	}
+	ps, err := h.db.Providers(ctx, id, region, limit)
+	if err != nil {
+		return ProviderList{}, dbError(err)
 	}
 	if len(ps) == 0 {
-		return writeErrorCached(c, httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "no providers"), ccProvidersEmpty)
+		return ProviderList{}, httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "no providers")
 	}
 	now := h.now()
-	out := providersOut{B3: id.String(), Providers: make([]providerOut, 0, len(ps))}
+	out := ProviderList{B3: id.String(), Providers: make([]ProviderInfo, 0, len(ps))}
 	for _, p := range ps {
-		out.Providers = append(out.Providers, providerOut{
+		out.Providers = append(out.Providers, ProviderInfo{
 			Node: p.Node, Addr: p.Addr, Region: p.Region, Type: p.Type,
 			LastSeenS:  max(int64(now.Sub(p.LastSeen)/time.Second), 0),
 			ExpiresInS: ceilSeconds(p.Expires.Sub(now)),
 		})
 	}
-	c.Response().Header().Set("Cache-Control", ccProviders)
-	return writeJSON(c, http.StatusOK, out)
+	return out, nil
 }
 
 // ceilSeconds rounds d up to whole seconds (0 for d ≤ 0), so a live record

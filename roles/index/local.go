@@ -1,0 +1,118 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/store"
+)
+
+// LocalClient is the in-process implementation of Client, used when the
+// index runs in its caller's process. It calls the same code as the HTTP
+// handlers (the Handlers' do* methods), so it answers like HTTPClient: the
+// same validation, limits and *httpx.Error values, with details normalised
+// to their JSON form (numbers are float64, as a decoded envelope has them).
+// Writes need no token: in-process callers are trusted.
+type LocalClient struct {
+	h *Handlers
+}
+
+var _ Client = (*LocalClient)(nil)
+
+// NewLocalClient returns a client of h.
+func NewLocalClient(h *Handlers) *LocalClient { return &LocalClient{h: h} }
+
+// Announce implements Client like POST /providers.
+func (l *LocalClient) Announce(ctx context.Context, recs []indexdb.Announcement) (int, int, error) {
+	res, err := l.h.doAnnounce(ctx, recs)
+	return res.Accepted, res.Withdrawn, localError(ctx, err)
+}
+
+// Providers implements Client like GET /providers/{b3}; region "" is the
+// index's Zone, as when the query has no region.
+func (l *LocalClient) Providers(ctx context.Context, id store.ID, region string, limit int) (ProviderList, error) {
+	if region == "" {
+		region = l.h.Zone
+	}
+	out, err := l.h.doProviders(ctx, id, region, limit)
+	return out, localError(ctx, err)
+}
+
+// GetName implements Client like GET /names/{name}.
+func (l *LocalClient) GetName(ctx context.Context, name string) (NameRecord, error) {
+	if err := checkName(name); err != nil {
+		return NameRecord{}, localError(ctx, err)
+	}
+	rec, err := l.h.doGet(ctx, name)
+	if err != nil {
+		return NameRecord{}, localError(ctx, err)
+	}
+	return toRecordOut(rec), nil
+}
+
+// GetNameVersion implements Client like GET /names/{name}@{version}.
+func (l *LocalClient) GetNameVersion(ctx context.Context, name string, version uint64) (NameRecord, error) {
+	if err := checkName(name); err != nil {
+		return NameRecord{}, localError(ctx, err)
+	}
+	rec, err := l.h.doGetVersion(ctx, name+"@"+strconv.FormatUint(version, 10))
+	if err != nil {
+		return NameRecord{}, localError(ctx, err)
+	}
+	return toRecordOut(rec), nil
+}
+
+// SetName implements Client like PUT /names/{name}.
+func (l *LocalClient) SetName(ctx context.Context, name string, target store.ID, cond Cond) (NameRecord, error) {
+	rec, err := l.h.doSet(ctx, name, target, cond)
+	if err != nil {
+		return NameRecord{}, localError(ctx, err)
+	}
+	return toRecordOut(rec), nil
+}
+
+// DeleteName implements Client like DELETE /names/{name}.
+func (l *LocalClient) DeleteName(ctx context.Context, name string, cond Cond) (NameDeletion, error) {
+	out, err := l.h.doDelete(ctx, name, cond)
+	return out, localError(ctx, err)
+}
+
+// History implements Client like GET /names/{name}/versions.
+func (l *LocalClient) History(ctx context.Context, name string) (NameHistory, error) {
+	out, err := l.h.doHistory(ctx, name)
+	return out, localError(ctx, err)
+}
+
+// localError turns err into the *httpx.Error HTTPClient would return: ctx
+// ending maps as the HTTP client maps it (503 upstream_unavailable on
+// cancel, 504 timeout on deadline), anything not an envelope is 500
+// internal, and details go through JSON so they compare equal.
+func localError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	var he *httpx.Error
+	switch {
+	case errors.As(err, &he):
+	case errors.Is(ctx.Err(), context.Canceled):
+		he = httpx.NewError(http.StatusServiceUnavailable, httpx.CodeUpstreamUnavailable, "request canceled")
+	case ctx.Err() != nil:
+		he = httpx.NewError(http.StatusGatewayTimeout, httpx.CodeTimeout, "upstream timed out")
+	default:
+		he = httpx.AsError(err)
+	}
+	c := *he
+	if c.Details != nil {
+		b, mErr := json.Marshal(c.Details)
+		var d map[string]any
+		if mErr == nil && json.Unmarshal(b, &d) == nil {
+			c.Details = d
+		}
+	}
+	return &c
+}
