@@ -1,7 +1,7 @@
 // Package index is the index role (spec/index.md): name pointers, provider
-// records and, later, resolve. This file holds the local HTTP handlers of
-// §3 (names) and §4 (providers) over an indexdb.DB; peer fan-out, caches and
-// the role wiring are separate pieces.
+// records and resolve. This file holds the HTTP handlers of §3 (names), §4
+// (providers) and §5 (resolve) over an indexdb.DB, with an optional cache and
+// PeerSource; the role type and its wiring into `ron serve` come next.
 package index
 
 import (
@@ -16,6 +16,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/index/cache"
 	"github.com/ronhq/ron/roles/index/indexdb"
 )
 
@@ -43,6 +44,16 @@ type Handlers struct {
 	// DefaultTTL is provider_ttl_default, applied to announced records
 	// without ttl_s; 0 means indexdb.DefaultTTL.
 	DefaultTTL time.Duration
+
+	// Cache, when set, is the §7 answer cache used by GET /resolve/{key};
+	// local writes invalidate it. Values are JSON-encoded answers.
+	Cache *cache.Cache[[]byte]
+	// Peers, when set, is asked by GET /resolve/{key} on a local miss
+	// (never for ?local=1). Nil means this node answers alone.
+	Peers PeerSource
+	// ResolveBudget is the whole-call budget of GET /resolve/{key}; 0 means
+	// DefaultResolveBudget (1200 ms).
+	ResolveBudget time.Duration
 }
 
 // NewHandlers returns handlers over db that check write tokens against keys
@@ -55,7 +66,7 @@ func NewHandlers(db *indexdb.DB, keys *auth.Keyring, now func() time.Time) *Hand
 	return &Handlers{db: db, keys: keys, now: now}
 }
 
-// Mount registers the routes of spec/index.md §3 and §4 on e.
+// Mount registers the routes of spec/index.md §3, §4 and §5 on e.
 func (h *Handlers) Mount(e *echo.Echo) {
 	e.PUT("/names/:name", h.putName)
 	e.GET("/names/:name", h.getName)
@@ -63,6 +74,7 @@ func (h *Handlers) Mount(e *echo.Echo) {
 	e.DELETE("/names/:name", h.deleteName)
 	e.POST("/providers", h.announce)
 	e.GET("/providers/:b3", h.getProviders)
+	e.GET("/resolve/:key", h.getResolve)
 }
 
 // authorize checks the request's bearer token for scope; failures are

@@ -231,6 +231,9 @@ func (h *Handlers) doSet(ctx context.Context, name string, target store.ID, cond
 	if err != nil {
 		return indexdb.Record{}, dbError(err)
 	}
+	if h.Cache != nil {
+		h.Cache.InvalidateName(name)
+	}
 	return rec, nil
 }
 
@@ -295,6 +298,9 @@ func (h *Handlers) doDelete(ctx context.Context, name string, cond Cond) (NameDe
 	rec, err := h.db.Delete(ctx, name, dc)
 	if err != nil {
 		return NameDeletion{}, dbError(err)
+	}
+	if h.Cache != nil {
+		h.Cache.InvalidateName(name)
 	}
 	return NameDeletion{Name: rec.Name, Version: rec.Version, Deleted: true, UpdatedAt: stamp(rec.UpdatedAt)}, nil
 }

@@ -81,6 +81,11 @@ func (h *Handlers) doAnnounce(ctx context.Context, recs []indexdb.Announcement) 
 	if err != nil {
 		return announceReply{}, announceError(err, false)
 	}
+	if h.Cache != nil {
+		for _, a := range recs {
+			h.Cache.InvalidateObject(a.ID.String())
+		}
+	}
 	return announceReply{Accepted: res.Accepted, Withdrawn: res.Withdrawn}, nil
 }
 

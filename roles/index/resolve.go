@@ -1,0 +1,367 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/index/cache"
+	"github.com/ronhq/ron/roles/index/hedge"
+	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/store"
+)
+
+// DefaultResolveBudget is the one budget of GET /resolve/{key} (§5).
+const DefaultResolveBudget = 1200 * time.Millisecond
+
+// resolveProviderLimit is the provider limit of a resolve answer (§5).
+const resolveProviderLimit = 20
+
+// manifestType is the provider record type that makes kind "manifest".
+const manifestType = "application/vnd.ron.manifest+json"
+
+// Resolve sources (§5).
+const (
+	SourceLocal = "local"
+	SourceCache = "cache"
+	SourcePeer  = "peer"
+)
+
+// PeerSource asks other index nodes what this node does not know (§6). The
+// production implementation runs hedge.Lookup over HTTPPeers built with
+// hedge.NamesPath and hedge.ProvidersPath (legs with ?local=1). Failures use
+// hedge's errors: hedge.ErrNotFound (every peer answered, none had it),
+// hedge.ErrTimeout (the budget ran out with legs still open) and
+// hedge.ErrUnavailable (every peer failed or was skipped). Any other error
+// counts as unavailable.
+type PeerSource interface {
+	// Name returns the record of key: a name (the live version) or
+	// "name@version".
+	Name(ctx context.Context, key string) (NameRecord, error)
+	// Providers returns the live providers of id (at least one on success).
+	Providers(ctx context.Context, id store.ID) (ProviderList, error)
+}
+
+// ResolveAnswer answers GET /resolve/{key}.
+type ResolveAnswer struct {
+	Key         string         `json:"key"`
+	Target      string         `json:"target"`
+	Kind        string         `json:"kind"`
+	NameVersion *uint64        `json:"name_version,omitempty"`
+	Providers   []ProviderInfo `json:"providers"`
+	Source      string         `json:"source"`
+	Partial     bool           `json:"partial,omitempty"`
+}
+
+// kindOf applies the §5 kind rule.
+func kindOf(ps []ProviderInfo) string {
+	kind := "unknown"
+	for _, p := range ps {
+		if p.Type == manifestType {
+			return "manifest"
+		}
+		if p.Type != "" {
+			kind = "blob"
+		}
+	}
+	return kind
+}
+
+// resolveOpts are the request's switches.
+type resolveOpts struct {
+	noCache   bool // Cache-Control: no-cache: do not read this node's caches
+	localOnly bool // ?local=1: local store only, no peers, no cache
+}
+
+// errResolveNotFound is the 404 of a key known nowhere.
+func errResolveNotFound(msg string) *httpx.Error {
+	return httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "%s", msg)
+}
+
+// peerError maps a failed peer lookup onto the envelope; ok is false for
+// not found (the caller decides what a miss means).
+func peerError(err error) (notFound bool, out error) {
+	switch {
+	case errors.Is(err, hedge.ErrNotFound):
+		return true, nil
+	case errors.Is(err, hedge.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		return false, httpx.NewError(http.StatusGatewayTimeout, httpx.CodeTimeout, "resolve budget spent")
+	}
+	return false, httpx.NewError(http.StatusServiceUnavailable, httpx.CodeUpstreamUnavailable, "no peer answered")
+}
+
+// cacheRead reports whether this request may read the cache.
+func (h *Handlers) cacheRead(o resolveOpts) bool { return h.Cache != nil && !o.noCache && !o.localOnly }
+
+// cacheWrite reports whether this request may fill the cache.
+func (h *Handlers) cacheWrite(o resolveOpts) bool { return h.Cache != nil && !o.localOnly }
+
+// peers returns the peer source unless the request is local only.
+func (h *Handlers) peers(o resolveOpts) PeerSource {
+	if o.localOnly {
+		return nil
+	}
+	return h.Peers
+}
+
+// doResolve is the code path of GET /resolve/{key}: one budget for the
+// whole call.
+func (h *Handlers) doResolve(ctx context.Context, key string, o resolveOpts) (ResolveAnswer, error) {
+	budget := h.ResolveBudget
+	if budget <= 0 {
+		budget = DefaultResolveBudget
+	}
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+
+	// Validate the key first: a malformed key is 400 whatever is cached.
+	var (
+		isID bool
+		id   store.ID
+	)
+	switch {
+	case strings.HasPrefix(key, "b3:"):
+		var err error
+		if id, err = store.ParseID(key); err != nil {
+			return ResolveAnswer{}, badRequest("object id must be b3: followed by 64 lowercase hex digits")
+		}
+		isID = true
+	case strings.Contains(key, "@"):
+		if _, _, err := indexdb.ParseNameVersion(key); err != nil {
+			return ResolveAnswer{}, dbError(err)
+		}
+	default:
+		if err := checkName(key); err != nil {
+			return ResolveAnswer{}, err
+		}
+	}
+
+	rk := cache.ResolveKey(key)
+	if h.cacheRead(o) {
+		b, res := h.Cache.Get(rk)
+		switch res {
+		case cache.Negative:
+			return ResolveAnswer{}, errResolveNotFound("not found")
+		case cache.Hit:
+			var a ResolveAnswer
+			if json.Unmarshal(b, &a) == nil {
+				a.Source = SourceCache
+				return a, nil
+			}
+		}
+	}
+
+	a := ResolveAnswer{Key: key, Source: SourceLocal}
+	if isID {
+		a.Target = key
+	} else {
+		rec, fromPeer, err := h.resolveName(ctx, key, o)
+		if err != nil {
+			if h.cacheWrite(o) && httpx.AsError(err).Status == http.StatusNotFound {
+				h.Cache.PutNegative(rk)
+			}
+			return ResolveAnswer{}, err
+		}
+		if fromPeer {
+			a.Source = SourcePeer
+		}
+		target, err := store.ParseID(rec.B3)
+		if err != nil {
+			return ResolveAnswer{}, httpx.NewError(http.StatusServiceUnavailable, httpx.CodeUpstreamUnavailable,
+				"peer answered an invalid target")
+		}
+		id, a.Target = target, rec.B3
+		v := rec.Version
+		a.NameVersion = &v
+	}
+
+	ps, fromPeer, partial, err := h.resolveProviders(ctx, id, o)
+	storable := err == nil
+	switch {
+	case err != nil && isID:
+		if h.cacheWrite(o) && httpx.AsError(err).Status == http.StatusNotFound {
+			h.Cache.PutNegative(rk)
+		}
+		return ResolveAnswer{}, err
+	case err != nil:
+		// The pointer exists; its providers could not be learnt (partial
+		// when the budget cut the lookup). Not cached.
+		ps = nil
+	}
+	if fromPeer {
+		a.Source = SourcePeer
+	}
+	if ps == nil {
+		ps = []ProviderInfo{}
+	}
+	a.Providers, a.Partial, a.Kind = ps, partial, kindOf(ps)
+
+	if h.cacheWrite(o) && storable && !a.Partial {
+		if b, err := json.Marshal(a); err == nil {
+			if len(a.Providers) == 0 {
+				h.Cache.PutEmpty(rk, b)
+			} else {
+				h.Cache.Put(rk, b)
+			}
+		}
+	}
+	return a, nil
+}
+
+// resolveName finds key (name or name@version) locally, then at peers. A
+// local tombstone or pruned version is an authoritative 404.
+func (h *Handlers) resolveName(ctx context.Context, key string, o resolveOpts) (NameRecord, bool, error) {
+	var (
+		rec indexdb.Record
+		err error
+	)
+	if strings.Contains(key, "@") {
+		rec, err = h.doGetVersion(ctx, key)
+	} else {
+		rec, err = h.doGet(ctx, key)
+	}
+	if err == nil {
+		return toRecordOut(rec), false, nil
+	}
+	he := httpx.AsError(err)
+	if he.Status != http.StatusNotFound {
+		return NameRecord{}, false, err
+	}
+	if _, hasReason := he.Details["reason"]; hasReason {
+		return NameRecord{}, false, err // deleted or pruned here
+	}
+	peers := h.peers(o)
+	if peers == nil {
+		return NameRecord{}, false, err
+	}
+	nk := cache.NameKey(key)
+	if h.cacheRead(o) {
+		b, res := h.Cache.Get(nk)
+		switch res {
+		case cache.Negative:
+			return NameRecord{}, false, errResolveNotFound("name not found")
+		case cache.Hit:
+			var r NameRecord
+			if json.Unmarshal(b, &r) == nil {
+				return r, true, nil
+			}
+		}
+	}
+	r, perr := peers.Name(ctx, key)
+	if perr != nil {
+		nf, out := peerError(perr)
+		if nf {
+			if h.cacheWrite(o) {
+				h.Cache.PutNegative(nk)
+			}
+			return NameRecord{}, false, errResolveNotFound("name not found")
+		}
+		return NameRecord{}, false, out
+	}
+	if h.cacheWrite(o) {
+		if b, err := json.Marshal(r); err == nil {
+			h.Cache.Put(nk, b)
+		}
+	}
+	return r, true, nil
+}
+
+// resolveProviders lists id's providers locally, then at peers. A 404
+// error means none anywhere; partial means the budget cut the peer lookup.
+func (h *Handlers) resolveProviders(ctx context.Context, id store.ID, o resolveOpts) (ps []ProviderInfo, fromPeer, partial bool, err error) {
+	list, err := h.doProviders(ctx, id, h.Zone, resolveProviderLimit)
+	if err == nil {
+		return list.Providers, false, false, nil
+	}
+	if httpx.AsError(err).Status != http.StatusNotFound {
+		return nil, false, false, err
+	}
+	peers := h.peers(o)
+	if peers == nil {
+		return nil, false, false, errResolveNotFound("no providers")
+	}
+	pk := cache.ProvidersKey(id.String())
+	if h.cacheRead(o) {
+		b, res := h.Cache.Get(pk)
+		switch res {
+		case cache.Negative:
+			return nil, false, false, errResolveNotFound("no providers")
+		case cache.Hit:
+			var l ProviderList
+			if json.Unmarshal(b, &l) == nil {
+				return l.Providers, true, false, nil
+			}
+		}
+	}
+	l, perr := peers.Providers(ctx, id)
+	if perr == nil && len(l.Providers) == 0 {
+		perr = hedge.ErrNotFound
+	}
+	if perr != nil {
+		nf, out := peerError(perr)
+		if nf {
+			if h.cacheWrite(o) {
+				h.Cache.PutNegative(pk)
+			}
+			return nil, false, false, errResolveNotFound("no providers")
+		}
+		return nil, false, httpx.AsError(out).Status == http.StatusGatewayTimeout, out
+	}
+	if len(l.Providers) > resolveProviderLimit {
+		l.Providers = l.Providers[:resolveProviderLimit]
+	}
+	if h.cacheWrite(o) {
+		if b, err := json.Marshal(l); err == nil {
+			h.Cache.Put(pk, b)
+		}
+	}
+	return l.Providers, true, false, nil
+}
+
+// getResolve is GET /resolve/{key}[?local=1].
+func (h *Handlers) getResolve(c echo.Context) error {
+	key, err := url.PathUnescape(c.Param("key"))
+	if err != nil {
+		return badRequest("key is not valid path text")
+	}
+	r := c.Request()
+	o := resolveOpts{
+		noCache:   hasNoCache(r),
+		localOnly: c.QueryParam("local") == "1",
+	}
+	a, err := h.doResolve(r.Context(), key, o)
+	if err != nil {
+		if httpx.AsError(err).Status == http.StatusNotFound {
+			return writeErrorCached(c, err, ccProvidersEmpty)
+		}
+		return err
+	}
+	cc := ccProviders
+	switch {
+	case a.Partial:
+		cc = ccNoCache
+	case len(a.Providers) == 0:
+		cc = ccProvidersEmpty
+	}
+	c.Response().Header().Set("Cache-Control", cc)
+	return writeJSON(c, http.StatusOK, a)
+}
+
+// hasNoCache reports a request Cache-Control with the no-cache directive.
+func hasNoCache(r *http.Request) bool {
+	for _, v := range r.Header.Values("Cache-Control") {
+		for _, d := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(d), "no-cache") {
+				return true
+			}
+		}
+	}
+	return false
+}
