@@ -1,0 +1,241 @@
+package index
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/zeebo/blake3"
+
+	"github.com/ronhq/ron/httpx/client"
+	"github.com/ronhq/ron/roles/index/hedge"
+	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/store"
+)
+
+// HedgedPeers is the static-mode PeerSource (spec/index.md §6, §12
+// index.peers): one client.Client (with its own breaker) per peer base URL,
+// and every lookup a hedge.Lookup over hedge.HTTPPeers asking
+// GET /names/{key}?local=1 or GET /providers/{b3}?local=1. Candidates are
+// ordered by rendezvous score of (key, peer URL). It is safe for concurrent
+// use.
+type HedgedPeers struct {
+	opt   hedge.Options
+	peers []peerClient
+}
+
+// peerClient is one configured peer.
+type peerClient struct {
+	url string // normalised base URL: the rendezvous peer id
+	c   *client.Client
+}
+
+var _ PeerSource = (*HedgedPeers)(nil)
+
+// NewHedgedPeers builds the peer source for urls (each http(s)://host[:port]
+// with an optional path, no query or fragment; duplicates are an error).
+// copt is the template of every peer's client: its BaseURL is replaced by the
+// peer's URL. opt tunes the hedged lookups (alpha, beta, hedge_ms,
+// deadline_ms, retries).
+func NewHedgedPeers(urls []string, opt hedge.Options, copt client.Options) (*HedgedPeers, error) {
+	hp := &HedgedPeers{opt: opt}
+	seen := make(map[string]bool, len(urls))
+	for _, raw := range urls {
+		u, err := checkPeerURL(raw)
+		if err != nil {
+			return nil, err
+		}
+		if seen[u] {
+			return nil, fmt.Errorf("index: peers: %q listed twice", raw)
+		}
+		seen[u] = true
+		o := copt
+		o.BaseURL = u
+		hp.peers = append(hp.peers, peerClient{url: u, c: client.New(o)})
+	}
+	return hp, nil
+}
+
+// checkPeerURL validates one peer base URL and returns it without a
+// trailing slash.
+func checkPeerURL(raw string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("index: peer URL %q: %w", raw, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", fmt.Errorf("index: peer URL %q: scheme must be http or https", raw)
+	case u.Host == "" || u.Hostname() == "":
+		return "", fmt.Errorf("index: peer URL %q: missing host", raw)
+	case u.User != nil:
+		return "", fmt.Errorf("index: peer URL %q: user info not allowed", raw)
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return "", fmt.Errorf("index: peer URL %q: query and fragment not allowed", raw)
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	return u.String(), nil
+}
+
+// Len returns the number of configured peers.
+func (hp *HedgedPeers) Len() int { return len(hp.peers) }
+
+// Close releases every peer client's idle connections.
+func (hp *HedgedPeers) Close() {
+	for _, p := range hp.peers {
+		p.c.Close()
+	}
+}
+
+// order returns the peers sorted by rendezvous score of (key, peer url),
+// highest first (§6 candidates).
+func (hp *HedgedPeers) order(key []byte) []peerClient {
+	type scored struct {
+		p peerClient
+		s uint64
+	}
+	ss := make([]scored, len(hp.peers))
+	for i, p := range hp.peers {
+		h := blake3.New()
+		_, _ = h.Write(key)
+		_, _ = h.Write([]byte{0})
+		_, _ = h.Write([]byte(p.url))
+		var sum [8]byte
+		_, _ = h.Digest().Read(sum[:])
+		ss[i] = scored{p, binary.BigEndian.Uint64(sum[:])}
+	}
+	slices.SortStableFunc(ss, func(a, b scored) int {
+		if a.s != b.s {
+			if a.s > b.s {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.p.url, b.p.url)
+	})
+	out := make([]peerClient, len(ss))
+	for i, s := range ss {
+		out[i] = s.p
+	}
+	return out
+}
+
+// nameKeyBytes is the rendezvous key of a name: BLAKE3("name:" + name).
+func nameKeyBytes(name string) []byte {
+	sum := blake3.Sum256([]byte("name:" + name))
+	return sum[:]
+}
+
+// Name asks the peers for key (a name or "name@version"). Per §6 rule 3 the
+// lookup ends at the first satisfactory answer (200 with a valid record) and
+// returns the highest version among the satisfactory answers received by
+// then (answers of legs that completed before they saw the cancellation
+// count too).
+func (hp *HedgedPeers) Name(ctx context.Context, key string) (NameRecord, error) {
+	name, version, versioned := key, uint64(0), strings.Contains(key, "@")
+	var err error
+	if versioned {
+		name, version, err = indexdb.ParseNameVersion(key)
+	} else {
+		_, err = indexdb.ParseName(key)
+	}
+	if err != nil {
+		return NameRecord{}, fmt.Errorf("index: peer lookup of %q: %w", key, err)
+	}
+	if len(hp.peers) == 0 {
+		return NameRecord{}, &hedge.UnavailableError{}
+	}
+	check := func(r NameRecord) error {
+		switch {
+		case r.Name != name:
+			return fmt.Errorf("answer for name %q, asked %q", r.Name, name)
+		case versioned && r.Version != version:
+			return fmt.Errorf("answer for version %d, asked %d", r.Version, version)
+		case r.Version == 0:
+			return errors.New("answer without a version")
+		}
+		if _, err := store.ParseID(r.B3); err != nil {
+			return fmt.Errorf("answer target: %v", err)
+		}
+		return nil
+	}
+
+	var (
+		mu   sync.Mutex
+		best NameRecord
+		have bool
+	)
+	path := hedge.NamesPath(key)
+	ordered := hp.order(nameKeyBytes(name))
+	legs := make([]hedge.Peer[NameRecord], len(ordered))
+	for i, p := range ordered {
+		legs[i] = &collectPeer{
+			HTTPPeer: &hedge.HTTPPeer[NameRecord]{Client: p.c, Path: path, Op: "GET /names/{name}", Check: check},
+			got: func(r NameRecord) {
+				mu.Lock()
+				defer mu.Unlock()
+				if !have || r.Version > best.Version {
+					best, have = r, true
+				}
+			},
+		}
+	}
+	rec, _, err := hedge.Lookup(ctx, legs, func(NameRecord) bool { return true }, hp.opt)
+	if err != nil {
+		return NameRecord{}, err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if have && best.Version > rec.Version {
+		rec = best
+	}
+	return rec, nil
+}
+
+// Providers asks the peers for the live providers of id; the first answer
+// with at least one (unexpired) provider wins (§6 rule 3).
+func (hp *HedgedPeers) Providers(ctx context.Context, id store.ID) (ProviderList, error) {
+	if len(hp.peers) == 0 {
+		return ProviderList{}, &hedge.UnavailableError{}
+	}
+	b3 := id.String()
+	check := func(l ProviderList) error {
+		if l.B3 != b3 {
+			return fmt.Errorf("answer for %q, asked %q", l.B3, b3)
+		}
+		for _, p := range l.Providers {
+			if p.ExpiresInS <= 0 {
+				return fmt.Errorf("expired provider record %q", p.Node)
+			}
+		}
+		return nil
+	}
+	path := hedge.ProvidersPath(b3)
+	ordered := hp.order(id[:])
+	legs := make([]hedge.Peer[ProviderList], len(ordered))
+	for i, p := range ordered {
+		legs[i] = &hedge.HTTPPeer[ProviderList]{Client: p.c, Path: path, Op: "GET /providers/{b3}", Check: check}
+	}
+	l, _, err := hedge.Lookup(ctx, legs, func(l ProviderList) bool { return len(l.Providers) > 0 }, hp.opt)
+	return l, err
+}
+
+// collectPeer wraps an HTTPPeer and reports every valid answer to got, so
+// Name can pick the highest version among the answers received.
+type collectPeer struct {
+	*hedge.HTTPPeer[NameRecord]
+	got func(NameRecord)
+}
+
+func (p *collectPeer) Lookup(ctx context.Context) (NameRecord, error) {
+	r, err := p.HTTPPeer.Lookup(ctx)
+	if err == nil {
+		p.got(r)
+	}
+	return r, err
+}
