@@ -137,10 +137,10 @@ func (h *HTTPClient) SetName(ctx context.Context, name string, target store.ID, 
 		return out, err
 	}
 	req := &client.Request{Method: http.MethodPut, Path: "/names/" + name, Op: "PUT /names/{name}", Header: http.Header{}}
-	if !cond.retrySafe() {
+	if !retrySafe(cond) {
 		req.Retry = client.RetryNever
 	}
-	if k, v := cond.header(); k != "" {
+	if k, v := condHeader(cond); k != "" {
 		req.Header.Set(k, v)
 	}
 	err := h.send(ctx, req, map[string]string{"b3": target.String()}, &out)
@@ -155,7 +155,7 @@ func (h *HTTPClient) DeleteName(ctx context.Context, name string, cond Cond) (Na
 		return out, err
 	}
 	req := &client.Request{Method: http.MethodDelete, Path: "/names/" + name, Op: "DELETE /names/{name}", Header: http.Header{}}
-	if k, v := cond.header(); k != "" {
+	if k, v := condHeader(cond); k != "" {
 		req.Header.Set(k, v)
 	}
 	err := h.send(ctx, req, nil, &out)

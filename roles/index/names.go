@@ -87,61 +87,41 @@ func parseName(c echo.Context) (string, error) {
 }
 
 // Cond is a write precondition of SetName and DeleteName (spec/index.md
-// §3). The zero Cond is unconditional.
-type Cond struct {
-	kind    condKind
-	version uint64
-}
+// §3); it is the persistence model's own type. The zero Cond is
+// unconditional.
+type Cond = indexdb.Cond
 
-type condKind uint8
-
-const (
-	condNone condKind = iota
-	condVersion
-	condLive
-	condAbsent
+// Precondition constructors, shared with indexdb: IfMatch(v) is If-Match
+// "<v>", IfLive() is If-Match *, IfAbsent() is If-None-Match * (PUT only).
+var (
+	IfMatch  = indexdb.IfMatch
+	IfLive   = indexdb.IfLive
+	IfAbsent = indexdb.IfAbsent
 )
-
-// IfMatch requires the current live version to be v (If-Match: "<v>").
-func IfMatch(v uint64) Cond { return Cond{kind: condVersion, version: v} }
-
-// IfLive requires a live record (If-Match: *).
-func IfLive() Cond { return Cond{kind: condLive} }
-
-// IfAbsent requires no live record (If-None-Match: *, PUT only).
-func IfAbsent() Cond { return Cond{kind: condAbsent} }
 
 // errBadIfMatch is the 400 of an If-Match that is neither * nor a version.
 func errBadIfMatch() *httpx.Error { return badRequest(`If-Match must be * or "<version>"`) }
 
-// toDB checks c for a write (If-None-Match only where allowNoneMatch; a
-// version must be ≥ 1) and returns the indexdb condition.
-func (c Cond) toDB(allowNoneMatch bool) (indexdb.Cond, error) {
-	switch c.kind {
-	case condVersion:
-		if c.version == 0 {
-			return indexdb.Cond{}, errBadIfMatch()
-		}
-		return indexdb.IfMatch(c.version), nil
-	case condLive:
-		return indexdb.IfLive(), nil
-	case condAbsent:
-		if !allowNoneMatch {
-			return indexdb.Cond{}, badRequest("If-None-Match is not allowed here")
-		}
-		return indexdb.IfAbsent(), nil
+// checkCond checks c for a write: If-None-Match only where allowNoneMatch,
+// and a version must be ≥ 1.
+func checkCond(c Cond, allowNoneMatch bool) error {
+	switch {
+	case c.Kind() == indexdb.CondVersion && c.Version() == 0:
+		return errBadIfMatch()
+	case c.Kind() == indexdb.CondAbsent && !allowNoneMatch:
+		return badRequest("If-None-Match is not allowed here")
 	}
-	return indexdb.Cond{}, nil
+	return nil
 }
 
-// header returns the request header expressing c ("" when unconditional).
-func (c Cond) header() (key, value string) {
-	switch c.kind {
-	case condVersion:
-		return "If-Match", `"` + strconv.FormatUint(c.version, 10) + `"`
-	case condLive:
+// condHeader returns the request header expressing c ("" when unconditional).
+func condHeader(c Cond) (key, value string) {
+	switch c.Kind() {
+	case indexdb.CondVersion:
+		return "If-Match", `"` + strconv.FormatUint(c.Version(), 10) + `"`
+	case indexdb.CondLive:
 		return "If-Match", "*"
-	case condAbsent:
+	case indexdb.CondAbsent:
 		return "If-None-Match", "*"
 	}
 	return "", ""
@@ -150,7 +130,9 @@ func (c Cond) header() (key, value string) {
 // retrySafe reports whether repeating a PUT under c cannot apply it twice:
 // after a lost success, a retried If-Match "<v>" or If-None-Match * fails
 // with 412 instead of adding another version.
-func (c Cond) retrySafe() bool { return c.kind == condVersion || c.kind == condAbsent }
+func retrySafe(c Cond) bool {
+	return c.Kind() == indexdb.CondVersion || c.Kind() == indexdb.CondAbsent
+}
 
 // writeCond turns If-Match / If-None-Match into a Cond (spec/index.md §3):
 // If-Match "<v>" → IfMatch(v), If-Match * → IfLive, If-None-Match * →
@@ -223,11 +205,10 @@ func (h *Handlers) doSet(ctx context.Context, name string, target store.ID, cond
 	if err := checkName(name); err != nil {
 		return indexdb.Record{}, err
 	}
-	dc, err := cond.toDB(true)
-	if err != nil {
+	if err := checkCond(cond, true); err != nil {
 		return indexdb.Record{}, err
 	}
-	rec, err := h.db.Set(ctx, name, target, dc)
+	rec, err := h.db.Set(ctx, name, target, cond)
 	if err != nil {
 		return indexdb.Record{}, dbError(err)
 	}
@@ -291,11 +272,10 @@ func (h *Handlers) doDelete(ctx context.Context, name string, cond Cond) (NameDe
 	if err := checkName(name); err != nil {
 		return NameDeletion{}, err
 	}
-	dc, err := cond.toDB(false)
-	if err != nil {
+	if err := checkCond(cond, false); err != nil {
 		return NameDeletion{}, err
 	}
-	rec, err := h.db.Delete(ctx, name, dc)
+	rec, err := h.db.Delete(ctx, name, cond)
 	if err != nil {
 		return NameDeletion{}, dbError(err)
 	}

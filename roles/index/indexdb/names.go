@@ -75,29 +75,37 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 
 // Cond is a write precondition. The zero Cond is unconditional.
 type Cond struct {
-	kind    condKind
+	kind    CondKind
 	version uint64
 }
 
-type condKind uint8
+// CondKind says which precondition a Cond expresses.
+type CondKind uint8
 
+// The precondition kinds.
 const (
-	condNone condKind = iota
-	condVersion
-	condLive
-	condAbsent
+	CondNone    CondKind = iota // unconditional
+	CondVersion                 // IfMatch(v)
+	CondLive                    // IfLive()
+	CondAbsent                  // IfAbsent()
 )
 
+// Kind reports which precondition c expresses.
+func (c Cond) Kind() CondKind { return c.kind }
+
+// Version is the version an IfMatch condition requires (0 otherwise).
+func (c Cond) Version() uint64 { return c.version }
+
 // IfMatch requires the current live version to be v (If-Match: "<v>").
-func IfMatch(v uint64) Cond { return Cond{kind: condVersion, version: v} }
+func IfMatch(v uint64) Cond { return Cond{kind: CondVersion, version: v} }
 
 // IfLive requires a live record (If-Match: *).
-func IfLive() Cond { return Cond{kind: condLive} }
+func IfLive() Cond { return Cond{kind: CondLive} }
 
 // IfAbsent requires no live record (If-None-Match: *, PUT only); a
 // tombstoned name counts as absent, and the new version continues its
 // numbering.
-func IfAbsent() Cond { return Cond{kind: condAbsent} }
+func IfAbsent() Cond { return Cond{kind: CondAbsent} }
 
 // check evaluates c against the current record (nil when absent).
 func (c Cond) check(cur *Record) error {
@@ -106,10 +114,10 @@ func (c Cond) check(cur *Record) error {
 		live = cur.Version
 	}
 	switch {
-	case c.kind == condVersion && (live == 0 || live != c.version),
-		c.kind == condLive && live == 0:
+	case c.kind == CondVersion && (live == 0 || live != c.version),
+		c.kind == CondLive && live == 0:
 		return &PreconditionError{Current: live}
-	case c.kind == condAbsent && live != 0:
+	case c.kind == CondAbsent && live != 0:
 		return &PreconditionError{Current: live, exists: true}
 	}
 	return nil
