@@ -20,9 +20,13 @@ import (
 // through: success closes it, failure reopens it.
 //
 // Failures are attempts that got no response (connection errors, attempt or
-// deadline timeouts) or a 500, 502, 503 or 504. Every other status (4xx
-// included) is a success. Attempts ended by the caller cancelling its context
-// (a lost hedge, a client gone) count as neither.
+// deadline timeouts), a 500, 502, 503 or 504, or an answer the Request's
+// Validate rejected. Every other status (4xx included) is a success. Attempts
+// ended by the caller cancelling its context (a lost hedge, a client gone)
+// count as neither.
+//
+// Trip, FailureStatus and BucketPeriod let a caller express a stricter policy
+// (the index's peer breakers, spec/index.md §6).
 type BreakerOptions struct {
 	Window              time.Duration
 	MinRequests         uint32
@@ -30,6 +34,26 @@ type BreakerOptions struct {
 	ConsecutiveFailures uint32
 	OpenFor             time.Duration
 	HalfOpenProbes      uint32
+	// BucketPeriod is the width of one bucket of the rolling Window
+	// (default 1 s); Window is rounded up to a multiple of it.
+	BucketPeriod time.Duration
+	// Trip, when set, replaces the default rule (MinRequests, FailureRatio,
+	// ConsecutiveFailures) deciding when the closed breaker opens.
+	Trip func(Counts) bool
+	// FailureStatus, when set, replaces the default classification of a
+	// response status: true counts the attempt as a failure.
+	FailureStatus func(status int) bool
+	// OnStateChange, when set, is called after every transition with the
+	// target and the state names (StateClosed, StateHalfOpen, StateOpen). It
+	// runs under the breaker's lock: it must not block or do I/O.
+	OnStateChange func(target, from, to string)
+}
+
+// Counts are the rolling window's counters a Trip rule sees.
+type Counts struct {
+	Requests            uint32 // attempts counted (excluded ones are not)
+	TotalFailures       uint32
+	ConsecutiveFailures uint32
 }
 
 func (b BreakerOptions) withDefaults() BreakerOptions {
@@ -51,7 +75,25 @@ func (b BreakerOptions) withDefaults() BreakerOptions {
 	if b.HalfOpenProbes == 0 {
 		b.HalfOpenProbes = 1
 	}
+	if b.BucketPeriod <= 0 {
+		b.BucketPeriod = time.Second
+	}
+	if b.Trip == nil {
+		b.Trip = defaultTrip(b)
+	}
+	if b.FailureStatus == nil {
+		b.FailureStatus = defaultFailureStatus
+	}
 	return b
+}
+
+// defaultTrip opens after ConsecutiveFailures failures in a row, or when at
+// least MinRequests attempts were made and FailureRatio of them failed.
+func defaultTrip(b BreakerOptions) func(Counts) bool {
+	return func(n Counts) bool {
+		return n.ConsecutiveFailures >= b.ConsecutiveFailures ||
+			n.Requests >= b.MinRequests && float64(n.TotalFailures) >= b.FailureRatio*float64(n.Requests)
+	}
 }
 
 // Breaker states as exported in the state label of ron_breaker_state.
@@ -80,18 +122,28 @@ func (c *Client) initBreaker() {
 			labelValue(c.opt.Role), labelValue(c.target), s), nil)
 	}
 	c.setStateGauges(gobreaker.StateClosed)
+	opened := c.set.GetOrCreateCounter(fmt.Sprintf(`ron_breaker_open_total{role="%s",target="%s"}`,
+		labelValue(c.opt.Role), labelValue(c.target)))
 	c.breaker = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
 		Name:         c.target,
 		MaxRequests:  b.HalfOpenProbes,
 		Interval:     b.Window,
-		BucketPeriod: time.Second,
+		BucketPeriod: b.BucketPeriod,
 		Timeout:      b.OpenFor,
 		ReadyToTrip: func(n gobreaker.Counts) bool {
-			return n.ConsecutiveFailures >= b.ConsecutiveFailures ||
-				n.Requests >= b.MinRequests && float64(n.TotalFailures) >= b.FailureRatio*float64(n.Requests)
+			return b.Trip(Counts{Requests: n.Requests, TotalFailures: n.TotalFailures,
+				ConsecutiveFailures: n.ConsecutiveFailures})
 		},
-		OnStateChange: func(_ string, _, to gobreaker.State) { c.setStateGauges(to) },
-		IsExcluded:    func(err error) bool { return errors.Is(err, errAttemptExcluded) },
+		OnStateChange: func(_ string, from, to gobreaker.State) {
+			c.setStateGauges(to)
+			if to == gobreaker.StateOpen {
+				opened.Inc()
+			}
+			if b.OnStateChange != nil {
+				b.OnStateChange(c.target, stateName(from), stateName(to))
+			}
+		},
+		IsExcluded: func(err error) bool { return errors.Is(err, errAttemptExcluded) },
 	})
 }
 
@@ -135,11 +187,19 @@ func (c *Client) breakerError(err error) error {
 }
 
 // statusVerdict classifies a response status for the breaker.
-func statusVerdict(status int) error {
-	switch status {
-	case http.StatusInternalServerError, http.StatusBadGateway,
-		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+func (c *Client) statusVerdict(status int) error {
+	if c.opt.Breaker.FailureStatus(status) {
 		return errAttemptFailed
 	}
 	return nil
+}
+
+// defaultFailureStatus: 500, 502, 503 and 504 are failures.
+func defaultFailureStatus(status int) bool {
+	switch status {
+	case http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
 }

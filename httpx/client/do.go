@@ -50,6 +50,12 @@ type Request struct {
 	// AcceptStatus lists non-2xx statuses returned as responses (e.g. 304,
 	// 404) instead of errors. They are never retried.
 	AcceptStatus []int
+	// Validate, when set, reads and checks an accepted response (2xx or in
+	// AcceptStatus) before the breaker hears of the attempt. Its error counts
+	// as a breaker failure (unless the caller cancelled ctx meanwhile) and is
+	// returned by Do unchanged, never retried. Do closes the body after
+	// Validate; the response it returns then has an empty body.
+	Validate func(resp *http.Response) error
 }
 
 // maxErrorBody bounds how much of an error response is read to decode it.
@@ -57,10 +63,11 @@ const maxErrorBody = 64 << 10
 
 // call is a prepared Request.
 type call struct {
-	tmpl    *http.Request
-	op      string
-	retries int
-	accept  []int
+	tmpl     *http.Request
+	op       string
+	retries  int
+	accept   []int
+	validate func(*http.Response) error
 }
 
 // Do sends req and returns the response for 2xx statuses and those in
@@ -117,7 +124,7 @@ func (c *Client) newCall(ctx context.Context, req *Request) (*call, error) {
 	if err := c.authorize(ctx, hreq); err != nil {
 		return nil, err
 	}
-	cl := &call{tmpl: hreq, op: req.Op, accept: req.AcceptStatus}
+	cl := &call{tmpl: hreq, op: req.Op, accept: req.AcceptStatus, validate: req.Validate}
 	if cl.op == "" {
 		cl.op = method
 	}
@@ -220,13 +227,17 @@ func (c *Client) attempt(ctx context.Context, cl *call, n int) (*http.Response, 
 		done(ce.verdict())
 		return nil, retry, ce
 	}
-	return c.finish(t, cl, resp)
+	return c.finish(ctx, t, cl, resp)
 }
 
 // finish hands over an accepted response or turns it into an *httpx.Error.
-func (c *Client) finish(t *try, cl *call, resp *http.Response) (*http.Response, bool, error) {
-	t.done(statusVerdict(resp.StatusCode))
-	if resp.StatusCode/100 == 2 || slices.Contains(cl.accept, resp.StatusCode) {
+func (c *Client) finish(ctx context.Context, t *try, cl *call, resp *http.Response) (*http.Response, bool, error) {
+	accepted := resp.StatusCode/100 == 2 || slices.Contains(cl.accept, resp.StatusCode)
+	if accepted && cl.validate != nil {
+		return c.validated(ctx, t, cl, resp)
+	}
+	t.done(c.statusVerdict(resp.StatusCode))
+	if accepted {
 		resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: t.cancel}
 		return resp, false, nil
 	}
@@ -248,6 +259,25 @@ func transientStatus(status int) bool {
 		return true
 	}
 	return false
+}
+
+// validated runs the call's Validate on an accepted response and tells the
+// breaker: success, failure, or nothing when the caller cancelled.
+func (c *Client) validated(ctx context.Context, t *try, cl *call, resp *http.Response) (*http.Response, bool, error) {
+	err := cl.validate(resp)
+	resp.Body.Close()
+	t.cancel(nil)
+	switch {
+	case err == nil:
+		t.done(c.statusVerdict(resp.StatusCode))
+		resp.Body = http.NoBody
+		return resp, false, nil
+	case errors.Is(ctx.Err(), context.Canceled):
+		t.done(errAttemptExcluded)
+	default:
+		t.done(errAttemptFailed)
+	}
+	return nil, false, err
 }
 
 // parseRetryAfter reads delay-seconds or an HTTP-date, rounded up to seconds.
