@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ronhq/ron/httpx/client"
@@ -41,6 +42,11 @@ type Client interface {
 	DeleteName(ctx context.Context, name string, cond Cond) (NameDeletion, error)
 	// History returns the kept versions of name, newest first.
 	History(ctx context.Context, name string) (NameHistory, error)
+	// Resolve answers key (a name, name@version or b3 id) with its target
+	// and providers (§5); noCache bypasses the index's caches. A malformed
+	// key is 400, an unknown or deleted name and a b3 id without providers
+	// 404, a found name without providers 200 with an empty list.
+	Resolve(ctx context.Context, key string, noCache bool) (ResolveAnswer, error)
 }
 
 // HTTPClient is the HTTP implementation of Client.
@@ -170,6 +176,40 @@ func (h *HTTPClient) History(ctx context.Context, name string) (NameHistory, err
 	}
 	err := h.send(ctx, &client.Request{Path: "/names/" + name + "/versions", Op: "GET /names/{name}/versions"}, nil, &out)
 	return out, err
+}
+
+// Resolve implements Client with GET /resolve/{key}, sending
+// Cache-Control: no-cache when noCache. The key is checked first, as the
+// server would, so that no malformed key reaches another route.
+func (h *HTTPClient) Resolve(ctx context.Context, key string, noCache bool) (ResolveAnswer, error) {
+	var out ResolveAnswer
+	if err := checkResolveKey(key); err != nil {
+		return out, err
+	}
+	req := &client.Request{Path: "/resolve/" + key, Op: "GET /resolve/{key}", Header: http.Header{}}
+	if noCache {
+		req.Header.Set("Cache-Control", ccNoCache)
+	}
+	err := h.send(ctx, req, nil, &out)
+	return out, err
+}
+
+// checkResolveKey applies the key syntax of GET /resolve/{key}: a b3 id,
+// name@version or a name; anything else is 400 bad_request.
+func checkResolveKey(key string) error {
+	switch {
+	case strings.HasPrefix(key, "b3:"):
+		if _, err := store.ParseID(key); err != nil {
+			return badRequest("object id must be b3: followed by 64 lowercase hex digits")
+		}
+	case strings.Contains(key, "@"):
+		if _, _, err := indexdb.ParseNameVersion(key); err != nil {
+			return dbError(err)
+		}
+	default:
+		return checkName(key)
+	}
+	return nil
 }
 
 // send completes req with in as its JSON body (when non-nil) and decodes

@@ -6,11 +6,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
+	"github.com/ronhq/ron/roles/index/cache"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/store"
 )
@@ -277,6 +279,99 @@ var clientCases = []clientCase{
 	}},
 }
 
+// idNone is an object id no provider holds.
+const idNone = "b3:00000000000000000000000000000000000000000000000000000000000000ff"
+
+// resolveCases are the table's GET /resolve/{key} rows.
+var resolveCases = []clientCase{
+	{"resolve name", func(t *testing.T, c Client, e *env) {
+		ctx := context.Background()
+		check(c.SetName(ctx, "site.example", mustID(t, idA), Cond{})).get(t)
+		m := ann(mustID(t, idA), "n1", time.Minute)
+		m.Type = manifestType
+		must2(t)(c.Announce(ctx, []indexdb.Announcement{m, ann(mustID(t, idA), "n2", time.Minute)}))
+		e.clk.Advance(time.Second)
+		a := check(c.Resolve(ctx, "site.example", false)).get(t)
+		v := uint64(1)
+		want := ResolveAnswer{Key: "site.example", Target: idA, Kind: "manifest", NameVersion: &v, Source: SourceLocal,
+			Providers: []ProviderInfo{
+				{Node: "n1", Addr: "http://n1:5303", Type: manifestType, LastSeenS: 1, ExpiresInS: 59},
+				{Node: "n2", Addr: "http://n2:5303", LastSeenS: 1, ExpiresInS: 59},
+			}}
+		if !reflect.DeepEqual(a, want) {
+			t.Fatalf("resolve %+v, want %+v", a, want)
+		}
+	}},
+	{"resolve b3", func(t *testing.T, c Client, _ *env) {
+		ctx := context.Background()
+		b := ann(mustID(t, idB), "n1", time.Minute)
+		b.Type = "text/plain"
+		must2(t)(c.Announce(ctx, []indexdb.Announcement{b}))
+		a := check(c.Resolve(ctx, idB, false)).get(t)
+		if a.Key != idB || a.Target != idB || a.Kind != "blob" || a.NameVersion != nil || len(a.Providers) != 1 ||
+			a.Source != SourceLocal {
+			t.Fatalf("resolve b3: %+v", a)
+		}
+		_, err := c.Resolve(ctx, idNone, false)
+		wantErr(t, err, 404, httpx.CodeNotFound, nil)
+	}},
+	{"resolve name at version", func(t *testing.T, c Client, _ *env) {
+		ctx := context.Background()
+		check(c.SetName(ctx, "v.example", mustID(t, idA), Cond{})).get(t)
+		check(c.SetName(ctx, "v.example", mustID(t, idB), Cond{})).get(t)
+		a := check(c.Resolve(ctx, "v.example@1", false)).get(t)
+		v := uint64(1)
+		want := ResolveAnswer{Key: "v.example@1", Target: idA, Kind: "unknown", NameVersion: &v,
+			Providers: []ProviderInfo{}, Source: SourceLocal}
+		if !reflect.DeepEqual(a, want) {
+			t.Fatalf("resolve @1 %+v, want %+v (a found name without providers is 200)", a, want)
+		}
+		_, err := c.Resolve(ctx, "v.example@3", false)
+		wantErr(t, err, 404, httpx.CodeNotFound, nil)
+	}},
+	{"resolve not found", func(t *testing.T, c Client, _ *env) {
+		_, err := c.Resolve(context.Background(), "never.example", false)
+		wantErr(t, err, 404, httpx.CodeNotFound, nil)
+	}},
+	{"resolve malformed key", func(t *testing.T, c Client, _ *env) {
+		for _, k := range []string{"", "Blog.example", "a_b", "a/b", "a b", "-a", "b3:", "b3:XYZ", "B3:" + idA[3:],
+			strings.ToUpper(idA), idA + "0", "x@0", "x@01", "x@", "x@-1", "@1", "a..b@1"} {
+			_, err := c.Resolve(context.Background(), k, false)
+			wantErr(t, err, 400, httpx.CodeBadRequest, nil)
+		}
+	}},
+	{"resolve deleted name", func(t *testing.T, c Client, _ *env) {
+		ctx := context.Background()
+		check(c.SetName(ctx, "gone.example", mustID(t, idA), Cond{})).get(t)
+		check(c.DeleteName(ctx, "gone.example", Cond{})).get(t)
+		_, err := c.Resolve(ctx, "gone.example", false)
+		wantErr(t, err, 404, httpx.CodeNotFound, map[string]any{"reason": "deleted", "version": float64(2)})
+		_, err = c.Resolve(ctx, "gone.example@2", false)
+		wantErr(t, err, 404, httpx.CodeNotFound, map[string]any{"reason": "deleted"})
+		a := check(c.Resolve(ctx, "gone.example@1", false)).get(t)
+		if a.Target != idA {
+			t.Fatalf("an older live version still resolves: %+v", a)
+		}
+	}},
+	{"resolve no-cache", func(t *testing.T, c Client, e *env) {
+		ctx := context.Background()
+		rc, err := cache.New[[]byte](cache.Config{Entries: 100, Now: e.clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.h.Cache = rc
+		must2(t)(c.Announce(ctx, []indexdb.Announcement{ann(mustID(t, idA), "n1", time.Minute)}))
+		for i, tc := range []struct {
+			noCache bool
+			source  string
+		}{{false, SourceLocal}, {false, SourceCache}, {true, SourceLocal}, {false, SourceCache}} {
+			if a := check(c.Resolve(ctx, idA, tc.noCache)).get(t); a.Source != tc.source {
+				t.Fatalf("call %d (no-cache %t): source %q, want %q", i, tc.noCache, a.Source, tc.source)
+			}
+		}
+	}},
+}
+
 func must2(t *testing.T) func(a, b int, err error) (int, int) {
 	return func(a, b int, err error) (int, int) {
 		t.Helper()
@@ -303,7 +398,7 @@ func TestClientTable(t *testing.T) {
 			return hc
 		}},
 	}
-	for _, tc := range clientCases {
+	for _, tc := range append(clientCases, resolveCases...) {
 		for _, impl := range impls {
 			t.Run(tc.name+"/"+impl.name, func(t *testing.T) {
 				e := newEnv(t)

@@ -1,7 +1,8 @@
 // Package index is the index role (spec/index.md): name pointers, provider
-// records and resolve. This file holds the HTTP handlers of §3 (names), §4
-// (providers) and §5 (resolve) over an indexdb.DB, with an optional cache and
-// PeerSource; the role type and its wiring into `ron serve` come next.
+// records and resolve. handlers.go, names.go, providers.go and resolve.go hold
+// the HTTP handlers of §3 (names), §4 (providers) and §5 (resolve) over an
+// indexdb.DB, with an optional cache and PeerSource; role.go is the runnable
+// role (listener, admission, workers, hot reload).
 package index
 
 import (
@@ -10,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -18,10 +20,18 @@ import (
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/index/cache"
 	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/runtime"
 )
 
-// ScopeWrite is the capability scope every index write needs (ARCHITECTURE §6).
-const ScopeWrite = "index:write"
+// Capability scopes (ARCHITECTURE §6): every index write needs ScopeWrite;
+// reads need ScopeRead when public_reads is false.
+const (
+	ScopeWrite = "index:write"
+	ScopeRead  = "index:read"
+)
+
+// authedKey marks a request whose scope the route middleware checked.
+const authedKey = "index.authed"
 
 // Cache-Control values of spec/index.md §3 and §4.
 const (
@@ -31,12 +41,17 @@ const (
 	ccProvidersEmpty = "public, max-age=2"
 )
 
-// Handlers answers the index's name and provider routes from the local
-// database only. Zone and DefaultTTL may be set before Mount.
+// Handlers answers the index's name, provider and resolve routes. The
+// exported fields configure handlers built with NewHandlers and are read on
+// every request until Reconfigure is first called; from then on the
+// Settings given to Reconfigure apply (swapped atomically, so a running role
+// changes them live) and the fields are ignored, except Zone for LocalClient
+// and Metrics.
 type Handlers struct {
 	db   *indexdb.DB
 	keys *auth.Keyring
 	now  func() time.Time
+	live atomic.Pointer[Settings]
 
 	// Zone is this node's cluster.zone: the default region GET
 	// /providers/{b3} sorts first. Empty means no preference.
@@ -54,6 +69,38 @@ type Handlers struct {
 	// ResolveBudget is the whole-call budget of GET /resolve/{key}; 0 means
 	// DefaultResolveBudget (1200 ms).
 	ResolveBudget time.Duration
+	// PrivateReads makes every read route require ScopeRead
+	// (public_reads = false).
+	PrivateReads bool
+
+	// Metrics, when set, receives the handlers' §13 metrics (writes, auth
+	// failures, resolve latency, deadline hits) with role="index". Set it
+	// before Mount.
+	Metrics *runtime.Metrics
+}
+
+// Settings are the handlers' hot-reloadable knobs; the fields mean what the
+// Handlers fields of the same names mean.
+type Settings struct {
+	Zone          string
+	DefaultTTL    time.Duration
+	Cache         *cache.Cache[[]byte]
+	Peers         PeerSource
+	ResolveBudget time.Duration
+	PrivateReads  bool
+}
+
+// Reconfigure makes s the handlers' settings from the next request on.
+// Requests already running keep the settings they started with.
+func (h *Handlers) Reconfigure(s Settings) { h.live.Store(&s) }
+
+// settings returns the current settings: Reconfigure's, else the fields.
+func (h *Handlers) settings() Settings {
+	if s := h.live.Load(); s != nil {
+		return *s
+	}
+	return Settings{Zone: h.Zone, DefaultTTL: h.DefaultTTL, Cache: h.Cache, Peers: h.Peers,
+		ResolveBudget: h.ResolveBudget, PrivateReads: h.PrivateReads}
 }
 
 // NewHandlers returns handlers over db that check write tokens against keys
@@ -66,21 +113,59 @@ func NewHandlers(db *indexdb.DB, keys *auth.Keyring, now func() time.Time) *Hand
 	return &Handlers{db: db, keys: keys, now: now}
 }
 
-// Mount registers the routes of spec/index.md §3, §4 and §5 on e.
-func (h *Handlers) Mount(e *echo.Echo) {
-	e.PUT("/names/:name", h.putName)
-	e.GET("/names/:name", h.getName)
-	e.GET("/names/:name/versions", h.nameHistory)
-	e.DELETE("/names/:name", h.deleteName)
-	e.POST("/providers", h.announce)
-	e.GET("/providers/:b3", h.getProviders)
-	e.GET("/resolve/:key", h.getResolve)
+// Mount registers the routes of spec/index.md §3, §4 and §5 on e. Every
+// route first checks its capability (writes ScopeWrite; reads ScopeRead
+// when reads are private), then runs mw in order (the role's admission:
+// per-IP bucket and work queue), then the handler.
+func (h *Handlers) Mount(e *echo.Echo, mw ...echo.MiddlewareFunc) {
+	write := append([]echo.MiddlewareFunc{h.requireScope(ScopeWrite)}, mw...)
+	read := append([]echo.MiddlewareFunc{h.readScope}, mw...)
+	e.PUT("/names/:name", h.putName, write...)
+	e.GET("/names/:name", h.getName, read...)
+	e.GET("/names/:name/versions", h.nameHistory, read...)
+	e.DELETE("/names/:name", h.deleteName, write...)
+	e.POST("/providers", h.announce, write...)
+	e.GET("/providers/:b3", h.getProviders, read...)
+	e.GET("/resolve/:key", h.getResolve, read...)
+}
+
+// requireScope is route middleware checking the request's token for scope.
+func (h *Handlers) requireScope(scope string) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if err := h.authorize(c, scope); err != nil {
+				return err
+			}
+			c.Set(authedKey, scope)
+			return next(c)
+		}
+	}
+}
+
+// readScope is route middleware requiring ScopeRead when reads are private.
+func (h *Handlers) readScope(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if h.settings().PrivateReads {
+			if err := h.authorize(c, ScopeRead); err != nil {
+				return err
+			}
+		}
+		return next(c)
+	}
 }
 
 // authorize checks the request's bearer token for scope; failures are
-// *auth.AuthError, which unwraps to the 401/403 envelope.
+// *auth.AuthError, which unwraps to the 401/403 envelope, and are counted in
+// ron_index_auth_failures_total{kind}. A request whose route middleware
+// already checked scope passes at once.
 func (h *Handlers) authorize(c echo.Context, scope string) error {
+	if done, _ := c.Get(authedKey).(string); done == scope {
+		return nil
+	}
 	_, err := auth.Check(h.keys, c.Request(), scope, h.now())
+	if kind := auth.KindOf(err); kind != "" && h.Metrics != nil {
+		h.Metrics.Counter("index_auth_failures_total", "role", roleName, "kind", kind).Inc()
+	}
 	return err
 }
 

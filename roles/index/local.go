@@ -39,7 +39,7 @@ func (l *LocalClient) Providers(ctx context.Context, id store.ID, region string,
 	if region == "" {
 		region = l.h.Zone
 	}
-	out, err := l.h.doProviders(ctx, id, region, limit)
+	out, err := l.h.lookupProviders(ctx, id, region, limit, resolveOpts{})
 	return out, localError(ctx, err)
 }
 
@@ -48,11 +48,8 @@ func (l *LocalClient) GetName(ctx context.Context, name string) (NameRecord, err
 	if err := checkName(name); err != nil {
 		return NameRecord{}, localError(ctx, err)
 	}
-	rec, err := l.h.doGet(ctx, name)
-	if err != nil {
-		return NameRecord{}, localError(ctx, err)
-	}
-	return toRecordOut(rec), nil
+	rec, err := l.h.lookupName(ctx, name, resolveOpts{})
+	return rec, localError(ctx, err)
 }
 
 // GetNameVersion implements Client like GET /names/{name}@{version}.
@@ -60,11 +57,8 @@ func (l *LocalClient) GetNameVersion(ctx context.Context, name string, version u
 	if err := checkName(name); err != nil {
 		return NameRecord{}, localError(ctx, err)
 	}
-	rec, err := l.h.doGetVersion(ctx, name+"@"+strconv.FormatUint(version, 10))
-	if err != nil {
-		return NameRecord{}, localError(ctx, err)
-	}
-	return toRecordOut(rec), nil
+	rec, err := l.h.lookupName(ctx, name+"@"+strconv.FormatUint(version, 10), resolveOpts{})
+	return rec, localError(ctx, err)
 }
 
 // SetName implements Client like PUT /names/{name}.
@@ -86,6 +80,16 @@ func (l *LocalClient) DeleteName(ctx context.Context, name string, cond Cond) (N
 func (l *LocalClient) History(ctx context.Context, name string) (NameHistory, error) {
 	out, err := l.h.doHistory(ctx, name)
 	return out, localError(ctx, err)
+}
+
+// Resolve implements Client like GET /resolve/{key}, over the handlers'
+// own resolve path (budget, caches, peers).
+func (l *LocalClient) Resolve(ctx context.Context, key string, noCache bool) (ResolveAnswer, error) {
+	a, err := l.h.doResolve(ctx, key, resolveOpts{noCache: noCache})
+	if err != nil {
+		return ResolveAnswer{}, localError(ctx, err)
+	}
+	return a, nil
 }
 
 // localError turns err into the *httpx.Error HTTPClient would return: ctx

@@ -200,8 +200,15 @@ func checkName(name string) error {
 // handlers and LocalClient: validation, the database call and the mapping
 // of its errors onto the envelope.
 
-// doSet sets name to target under cond.
+// doSet sets name to target under cond, counting the write.
 func (h *Handlers) doSet(ctx context.Context, name string, target store.ID, cond Cond) (indexdb.Record, error) {
+	rec, err := h.setName(ctx, name, target, cond)
+	h.countWrite(writeName, err, 1)
+	return rec, err
+}
+
+// setName is doSet without the metric.
+func (h *Handlers) setName(ctx context.Context, name string, target store.ID, cond Cond) (indexdb.Record, error) {
 	if err := checkName(name); err != nil {
 		return indexdb.Record{}, err
 	}
@@ -212,8 +219,8 @@ func (h *Handlers) doSet(ctx context.Context, name string, target store.ID, cond
 	if err != nil {
 		return indexdb.Record{}, dbError(err)
 	}
-	if h.Cache != nil {
-		h.Cache.InvalidateName(name)
+	if c := h.settings().Cache; c != nil {
+		c.InvalidateName(name)
 	}
 	return rec, nil
 }
@@ -267,8 +274,16 @@ func (h *Handlers) doHistory(ctx context.Context, name string) (NameHistory, err
 	return out, nil
 }
 
-// doDelete writes a tombstone version of name under cond.
+// doDelete writes a tombstone version of name under cond, counting the
+// write.
 func (h *Handlers) doDelete(ctx context.Context, name string, cond Cond) (NameDeletion, error) {
+	out, err := h.deleteNamed(ctx, name, cond)
+	h.countWrite(writeName, err, 1)
+	return out, err
+}
+
+// deleteNamed is doDelete without the metric.
+func (h *Handlers) deleteNamed(ctx context.Context, name string, cond Cond) (NameDeletion, error) {
 	if err := checkName(name); err != nil {
 		return NameDeletion{}, err
 	}
@@ -279,8 +294,8 @@ func (h *Handlers) doDelete(ctx context.Context, name string, cond Cond) (NameDe
 	if err != nil {
 		return NameDeletion{}, dbError(err)
 	}
-	if h.Cache != nil {
-		h.Cache.InvalidateName(name)
+	if c := h.settings().Cache; c != nil {
+		c.InvalidateName(name)
 	}
 	return NameDeletion{Name: rec.Name, Version: rec.Version, Deleted: true, UpdatedAt: stamp(rec.UpdatedAt)}, nil
 }
@@ -290,39 +305,61 @@ func (h *Handlers) putName(c echo.Context) error {
 	if err := h.authorize(c, ScopeWrite); err != nil {
 		return err
 	}
-	name, err := parseName(c)
+	name, target, cond, err := putRequest(c)
 	if err != nil {
+		h.countWrite(writeName, err, 1)
 		return err
 	}
-	r := c.Request()
-	if err := requireJSON(r); err != nil {
-		return err
-	}
-	cond, err := writeCond(r, true)
-	if err != nil {
-		return err
-	}
-	body, err := httpx.ReadBody(r)
-	if err != nil {
-		return err
-	}
-	var in putBody
-	if err := httpx.DecodeStrictJSON(body, &in); err != nil {
-		return err
-	}
-	if in.B3 == nil {
-		return badRequest("b3 is required")
-	}
-	target, err := store.ParseID(*in.B3)
-	if err != nil {
-		return badRequest("b3 must be b3: followed by 64 lowercase hex digits")
-	}
-	rec, err := h.doSet(r.Context(), name, target, cond)
+	rec, err := h.doSet(c.Request().Context(), name, target, cond)
 	if err != nil {
 		return err
 	}
 	c.Response().Header().Set("ETag", etag(rec.Version))
 	return writeJSON(c, http.StatusOK, toRecordOut(rec))
+}
+
+// putRequest reads and checks a PUT /names/{name} request.
+func putRequest(c echo.Context) (string, store.ID, Cond, error) {
+	name, err := parseName(c)
+	if err != nil {
+		return "", store.ID{}, Cond{}, err
+	}
+	r := c.Request()
+	if err := requireJSON(r); err != nil {
+		return "", store.ID{}, Cond{}, err
+	}
+	cond, err := writeCond(r, true)
+	if err != nil {
+		return "", store.ID{}, Cond{}, err
+	}
+	body, err := httpx.ReadBody(r)
+	if err != nil {
+		return "", store.ID{}, Cond{}, err
+	}
+	var in putBody
+	if err := httpx.DecodeStrictJSON(body, &in); err != nil {
+		return "", store.ID{}, Cond{}, err
+	}
+	if in.B3 == nil {
+		return "", store.ID{}, Cond{}, badRequest("b3 is required")
+	}
+	target, err := store.ParseID(*in.B3)
+	if err != nil {
+		return "", store.ID{}, Cond{}, badRequest("b3 must be b3: followed by 64 lowercase hex digits")
+	}
+	return name, target, cond, nil
+}
+
+// lookupName is the code path of GET /names/{key} and LocalClient's name
+// reads: key is a name or "name@version", found locally, else (unless
+// o.localOnly) in the cache or at the peers within one lookup budget (§3,
+// §6). A local tombstone or pruned version is an authoritative 404.
+func (h *Handlers) lookupName(ctx context.Context, key string, o resolveOpts) (NameRecord, error) {
+	o.set = h.settings()
+	ctx, cancel := o.withBudget(ctx)
+	defer cancel()
+	rec, _, err := h.resolveName(ctx, key, o)
+	return rec, err
 }
 
 // getName is GET /names/{name} and GET /names/{name}@{version}.
@@ -331,23 +368,19 @@ func (h *Handlers) getName(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if strings.Contains(key, "@") {
-		rec, err := h.doGetVersion(c.Request().Context(), key)
-		if err != nil {
-			return err
-		}
-		return h.replyRecord(c, rec, ccNameVersion)
-	}
-	rec, err := h.doGet(c.Request().Context(), key)
+	rec, err := h.lookupName(c.Request().Context(), key, requestOpts(c))
 	if err != nil {
 		return err
+	}
+	if strings.Contains(key, "@") {
+		return h.replyRecord(c, rec, ccNameVersion)
 	}
 	return h.replyRecord(c, rec, ccNoCache)
 }
 
 // replyRecord writes a live record with its ETag and Cache-Control,
 // honouring If-None-Match (304) and If-Match (412).
-func (h *Handlers) replyRecord(c echo.Context, rec indexdb.Record, cacheControl string) error {
+func (h *Handlers) replyRecord(c echo.Context, rec NameRecord, cacheControl string) error {
 	tag := etag(rec.Version)
 	hd := c.Response().Header()
 	switch ranges.CheckPreconditions(c.Request(), tag) {
@@ -361,7 +394,7 @@ func (h *Handlers) replyRecord(c echo.Context, rec indexdb.Record, cacheControl 
 	}
 	hd.Set("ETag", tag)
 	hd.Set("Cache-Control", cacheControl)
-	return writeJSON(c, http.StatusOK, toRecordOut(rec))
+	return writeJSON(c, http.StatusOK, rec)
 }
 
 // nameHistory is GET /names/{name}/versions: kept versions, newest first.

@@ -12,9 +12,13 @@ import (
 
 	"github.com/zeebo/blake3"
 
+	"net/http"
+	"time"
+
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/index/hedge"
 	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
 )
 
@@ -61,21 +65,44 @@ func NewHedgedPeers(urls []string, opt hedge.Options, copt client.Options) (*Hed
 	return hp, nil
 }
 
-// checkPeerURL validates one peer base URL and returns it without a
-// trailing slash.
+// checkPeerURL validates one peer base URL and returns its normalised form
+// (see normalizeURL).
 func checkPeerURL(raw string) (string, error) {
+	u, err := normalizeURL(raw)
+	if err != nil {
+		return "", fmt.Errorf("index: %w", err)
+	}
+	return u, nil
+}
+
+// normalizeURL validates a base URL (http or https, a host, no user info,
+// query or fragment) and returns it normalised so that two spellings of one
+// listener compare equal: scheme (url.Parse does it) and host lower-cased, the scheme's default
+// port dropped, no trailing slash.
+func normalizeURL(raw string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	switch {
 	case err != nil:
-		return "", fmt.Errorf("index: peer URL %q: %w", raw, err)
+		return "", fmt.Errorf("peer URL %q: %w", raw, err)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return "", fmt.Errorf("index: peer URL %q: scheme must be http or https", raw)
+		return "", fmt.Errorf("peer URL %q: scheme must be http or https", raw)
 	case u.Host == "" || u.Hostname() == "":
-		return "", fmt.Errorf("index: peer URL %q: missing host", raw)
+		return "", fmt.Errorf("peer URL %q: missing host", raw)
 	case u.User != nil:
-		return "", fmt.Errorf("index: peer URL %q: user info not allowed", raw)
+		return "", fmt.Errorf("peer URL %q: user info not allowed", raw)
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
-		return "", fmt.Errorf("index: peer URL %q: query and fragment not allowed", raw)
+		return "", fmt.Errorf("peer URL %q: query and fragment not allowed", raw)
+	}
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
+		port = ""
+	}
+	u.Host = host
+	if strings.Contains(host, ":") {
+		u.Host = "[" + host + "]"
+	}
+	if port != "" {
+		u.Host += ":" + port
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""
@@ -84,6 +111,94 @@ func checkPeerURL(raw string) (string, error) {
 
 // Len returns the number of configured peers.
 func (hp *HedgedPeers) Len() int { return len(hp.peers) }
+
+// OpenCount returns how many peers' breakers are open (peers_open in the
+// role's status details).
+func (hp *HedgedPeers) OpenCount() int {
+	n := 0
+	for _, p := range hp.peers {
+		if p.c.BreakerState() == client.StateOpen {
+			n++
+		}
+	}
+	return n
+}
+
+// peerSetup is everything a peer source is built from; the role rebuilds
+// its source when this changes on reload.
+type peerSetup struct {
+	urls  []string // configured peers minus this node
+	hedge hedge.Options
+	bo    client.BreakerOptions
+	key   string // the inputs, for equal
+}
+
+// newPeerSetup derives the peer source settings of cfg for a node whose own
+// advertise URL is self: the peers minus self (by normalised URL), the §6
+// lookup options and the §6 per-peer breaker. skipped lists the peers
+// recognised as this node.
+func newPeerSetup(cfg Config, self string, m *runtime.Metrics) (ps peerSetup, skipped []string) {
+	me, _ := normalizeURL(self)
+	for _, raw := range cfg.Peers {
+		if u, err := normalizeURL(raw); err == nil && u == me {
+			skipped = append(skipped, raw)
+			continue
+		}
+		ps.urls = append(ps.urls, raw)
+	}
+	lo, hi := cfg.jitter()
+	ps.hedge = hedge.Options{Alpha: cfg.Alpha, Beta: orNone(cfg.Beta), HedgeAfter: orNone(cfg.hedgeAfter()),
+		Deadline: cfg.deadline(), Retries: orNone(cfg.RetryMax), RetryPauseMin: lo, RetryPauseMax: hi,
+		Metrics: m, Role: roleName}
+	ps.bo = peerBreaker(cfg)
+	ps.key = fmt.Sprintf("%q %d %d %d %d %d %v %v %v %d %v %v %d", ps.urls, cfg.Alpha, cfg.Beta, cfg.HedgeMS,
+		cfg.DeadlineMS, cfg.RetryMax, cfg.RetryJitterMS, cfg.BreakerWindow, cfg.BreakerBucket,
+		cfg.BreakerMinRequests, cfg.BreakerTripRatio, cfg.BreakerCooldown, cfg.BreakerHalfOpen)
+	return ps, skipped
+}
+
+// orNone maps 0 to -1: hedge.Options reads 0 as "default", -1 as "none".
+func orNone[N int | time.Duration](v N) N {
+	if v == 0 {
+		return -1
+	}
+	return v
+}
+
+// peerBreaker is the §6 breaker of one index peer: rolling window
+// breaker_window in buckets of breaker_bucket; it opens when at least
+// breaker_min_requests were counted and more than breaker_trip_ratio of them
+// failed (every one, for a ratio of 1); it stays open breaker_cooldown, then
+// lets breaker_half_open probes through. 404 is a success; every other
+// status from 400 up (429 and 5xx included) and invalid answers are
+// failures; cancelled legs are not counted.
+func peerBreaker(cfg Config) client.BreakerOptions {
+	minReq, ratio := uint32(cfg.BreakerMinRequests), cfg.BreakerTripRatio
+	return client.BreakerOptions{
+		Window: cfg.BreakerWindow, BucketPeriod: cfg.BreakerBucket, OpenFor: cfg.BreakerCooldown,
+		HalfOpenProbes: uint32(cfg.BreakerHalfOpen), MinRequests: minReq, FailureRatio: ratio,
+		Trip: func(n client.Counts) bool {
+			return n.Requests >= minReq &&
+				(float64(n.TotalFailures) > ratio*float64(n.Requests) || n.TotalFailures == n.Requests)
+		},
+		FailureStatus: func(status int) bool { return status >= 400 && status != http.StatusNotFound },
+	}
+}
+
+// build returns the peer source of ps (nil when no peer remains), with
+// per-peer clients reporting into m and breaker moves to onState.
+func (ps peerSetup) build(m *runtime.Metrics, onState func(target, from, to string)) (*HedgedPeers, error) {
+	if len(ps.urls) == 0 {
+		return nil, nil
+	}
+	bo := ps.bo
+	bo.OnStateChange = onState
+	copt := client.Options{Timeout: ps.hedge.Deadline, Retries: -1, Breaker: bo, Metrics: m.Set(), Role: roleName}
+	return NewHedgedPeers(ps.urls, ps.hedge, copt)
+}
+
+// equal reports whether two setups build the same source.
+func (ps peerSetup) equal(o peerSetup) bool { return ps.key == o.key }
 
 // Close releases every peer client's idle connections.
 func (hp *HedgedPeers) Close() {
@@ -238,4 +353,31 @@ func (p *collectPeer) Lookup(ctx context.Context) (NameRecord, error) {
 		p.got(r)
 	}
 	return r, err
+}
+
+// breakerMove is one peer breaker transition, logged by the role.
+type breakerMove struct{ target, from, to string }
+
+// breakerMoved is the peer clients' OnStateChange: it runs under the
+// breaker's lock, so it only offers the move to the bounded log queue
+// (drop-oldest; never blocks).
+func (r *Role) breakerMoved(target, from, to string) {
+	if r.moves != nil {
+		_, _, _ = r.moves.Offer(breakerMove{target, from, to})
+	}
+}
+
+// logMoves logs each peer breaker transition once (worker "breaker-log").
+func (r *Role) logMoves(ctx context.Context) error {
+	for {
+		m, err := r.moves.Pop(ctx)
+		if err != nil {
+			return nil // ctx ended or the queue was closed at Stop
+		}
+		ev := r.log.Info()
+		if m.to == client.StateOpen {
+			ev = r.log.Warn()
+		}
+		ev.Str("target", m.target).Str("from", m.from).Str("to", m.to).Msg("peer breaker changed state")
+	}
 }

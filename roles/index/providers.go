@@ -56,13 +56,15 @@ func (h *Handlers) announce(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ttl := h.DefaultTTL
+	ttl := h.settings().DefaultTTL
 	if ttl <= 0 {
 		ttl = indexdb.DefaultTTL
 	}
 	recs, err := indexdb.DecodeAnnounce(body, ttl)
 	if err != nil {
-		return announceError(err, true)
+		err = announceError(err, true)
+		h.countWrite(writeProvider, err, 1)
+		return err
 	}
 	res, err := h.doAnnounce(r.Context(), recs)
 	if err != nil {
@@ -72,8 +74,21 @@ func (h *Handlers) announce(c echo.Context) error {
 }
 
 // doAnnounce applies a batch (the code path of POST /providers and
-// LocalClient.Announce).
+// LocalClient.Announce) and counts it: accepted records as kind provider,
+// withdrawals as kind withdraw, a failed batch once as kind provider.
 func (h *Handlers) doAnnounce(ctx context.Context, recs []indexdb.Announcement) (announceReply, error) {
+	res, err := h.applyBatch(ctx, recs)
+	if err != nil {
+		h.countWrite(writeProvider, err, 1)
+		return res, err
+	}
+	h.countWrite(writeProvider, nil, res.Accepted)
+	h.countWrite(writeWithdraw, nil, res.Withdrawn)
+	return res, nil
+}
+
+// applyBatch is doAnnounce without the metrics.
+func (h *Handlers) applyBatch(ctx context.Context, recs []indexdb.Announcement) (announceReply, error) {
 	if err := checkWholeSeconds(recs); err != nil {
 		return announceReply{}, err
 	}
@@ -81,9 +96,9 @@ func (h *Handlers) doAnnounce(ctx context.Context, recs []indexdb.Announcement) 
 	if err != nil {
 		return announceReply{}, announceError(err, false)
 	}
-	if h.Cache != nil {
+	if c := h.settings().Cache; c != nil {
 		for _, a := range recs {
-			h.Cache.InvalidateObject(a.ID.String())
+			c.InvalidateObject(a.ID.String())
 		}
 	}
 	return announceReply{Accepted: res.Accepted, Withdrawn: res.Withdrawn}, nil
@@ -141,11 +156,11 @@ func (h *Handlers) getProviders(c echo.Context) error {
 		}
 		limit = n
 	}
-	region := h.Zone
+	region := h.settings().Zone
 	if q.Has("region") {
 		region = q.Get("region")
 	}
-	out, err := h.doProviders(c.Request().Context(), id, region, limit)
+	out, err := h.lookupProviders(c.Request().Context(), id, region, limit, requestOpts(c))
 	if err != nil {
 		if httpx.AsError(err).Status == http.StatusNotFound {
 			return writeErrorCached(c, err, ccProvidersEmpty)
@@ -156,21 +171,35 @@ func (h *Handlers) getProviders(c echo.Context) error {
 	return writeJSON(c, http.StatusOK, out)
 }
 
-// errBadLimit is the 400 of a limit outside 1–64.
-func errBadLimit() *httpx.Error {
-	return badRequest("limit must be an integer from 1 to %d", maxProviderLimit)
-}
-
-// doProviders lists the live providers of id (the code path of GET
-// /providers/{b3} and LocalClient.Providers): limit 0 means the default,
-// otherwise 1–64; none → 404 not_found.
-func (h *Handlers) doProviders(ctx context.Context, id store.ID, region string, limit int) (ProviderList, error) {
+// lookupProviders is the code path of GET /providers/{b3} and
+// LocalClient.Providers: the live local records, else (unless o.localOnly)
+// the cached or peers' answer within one lookup budget (§4, §6). None
+// anywhere → 404.
+func (h *Handlers) lookupProviders(ctx context.Context, id store.ID, region string, limit int, o resolveOpts) (ProviderList, error) {
 	if limit == 0 {
 		limit = defaultProviderLimit
 	}
 	if limit < 1 || limit > maxProviderLimit {
 		return ProviderList{}, errBadLimit()
 	}
+	o.set = h.settings()
+	ctx, cancel := o.withBudget(ctx)
+	defer cancel()
+	ps, _, _, err := h.resolveProviders(ctx, id, region, limit, o)
+	if err != nil {
+		return ProviderList{}, err
+	}
+	return ProviderList{B3: id.String(), Providers: ps}, nil
+}
+
+// errBadLimit is the 400 of a limit outside 1–64.
+func errBadLimit() *httpx.Error {
+	return badRequest("limit must be an integer from 1 to %d", maxProviderLimit)
+}
+
+// doProviders lists the live local providers of id, at most limit (1–64);
+// none → 404 not_found.
+func (h *Handlers) doProviders(ctx context.Context, id store.ID, region string, limit int) (ProviderList, error) {
 	ps, err := h.db.Providers(ctx, id, region, limit)
 	if err != nil {
 		return ProviderList{}, dbError(err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,10 +75,13 @@ func kindOf(ps []ProviderInfo) string {
 	return kind
 }
 
-// resolveOpts are the request's switches.
+// resolveOpts are the request's switches. doResolve fills set with the
+// handlers' settings once, so one call sees one cache, peer source and
+// budget however the role is reconfigured meanwhile.
 type resolveOpts struct {
 	noCache   bool // Cache-Control: no-cache: do not read this node's caches
 	localOnly bool // ?local=1: local store only, no peers, no cache
+	set       Settings
 }
 
 // errResolveNotFound is the 404 of a key known nowhere.
@@ -98,27 +102,52 @@ func peerError(err error) (notFound bool, out error) {
 }
 
 // cacheRead reports whether this request may read the cache.
-func (h *Handlers) cacheRead(o resolveOpts) bool { return h.Cache != nil && !o.noCache && !o.localOnly }
+func (o resolveOpts) cacheRead() bool { return o.set.Cache != nil && !o.noCache && !o.localOnly }
 
 // cacheWrite reports whether this request may fill the cache.
-func (h *Handlers) cacheWrite(o resolveOpts) bool { return h.Cache != nil && !o.localOnly }
+func (o resolveOpts) cacheWrite() bool { return o.set.Cache != nil && !o.localOnly }
 
 // peers returns the peer source unless the request is local only.
-func (h *Handlers) peers(o resolveOpts) PeerSource {
+func (o resolveOpts) peers() PeerSource {
 	if o.localOnly {
 		return nil
 	}
-	return h.Peers
+	return o.set.Peers
 }
 
-// doResolve is the code path of GET /resolve/{key}: one budget for the
-// whole call.
+// doResolve is the code path of GET /resolve/{key} (and
+// LocalClient.Resolve): one budget for the whole call. It records the
+// latency of answers by source (ron_resolve_latency_seconds) and budget
+// exhaustion (ron_resolve_deadline_hit_total: a 504 or a partial answer).
 func (h *Handlers) doResolve(ctx context.Context, key string, o resolveOpts) (ResolveAnswer, error) {
-	budget := h.ResolveBudget
+	start := time.Now()
+	o.set = h.settings()
+	a, err := h.resolve(ctx, key, o)
+	if h.Metrics == nil {
+		return a, err
+	}
+	if err == nil {
+		h.Metrics.Histogram("resolve_latency_seconds", "role", roleName, "source", a.Source).UpdateDuration(start)
+	}
+	if a.Partial || (err != nil && httpx.AsError(err).Status == http.StatusGatewayTimeout) {
+		h.Metrics.Counter("resolve_deadline_hit_total", "role", roleName).Inc()
+	}
+	return a, err
+}
+
+// withBudget bounds ctx by the lookup budget (deadline_ms): one budget per
+// call, started when a worker took the request.
+func (o resolveOpts) withBudget(ctx context.Context) (context.Context, context.CancelFunc) {
+	budget := o.set.ResolveBudget
 	if budget <= 0 {
 		budget = DefaultResolveBudget
 	}
-	ctx, cancel := context.WithTimeout(ctx, budget)
+	return context.WithTimeout(ctx, budget)
+}
+
+// resolve is doResolve without the metrics.
+func (h *Handlers) resolve(ctx context.Context, key string, o resolveOpts) (ResolveAnswer, error) {
+	ctx, cancel := o.withBudget(ctx)
 	defer cancel()
 
 	// Validate the key first: a malformed key is 400 whatever is cached.
@@ -144,8 +173,8 @@ func (h *Handlers) doResolve(ctx context.Context, key string, o resolveOpts) (Re
 	}
 
 	rk := cache.ResolveKey(key)
-	if h.cacheRead(o) {
-		b, res := h.Cache.Get(rk)
+	if o.cacheRead() {
+		b, res := o.set.Cache.Get(rk)
 		switch res {
 		case cache.Negative:
 			return ResolveAnswer{}, errResolveNotFound("not found")
@@ -164,8 +193,8 @@ func (h *Handlers) doResolve(ctx context.Context, key string, o resolveOpts) (Re
 	} else {
 		rec, fromPeer, err := h.resolveName(ctx, key, o)
 		if err != nil {
-			if h.cacheWrite(o) && httpx.AsError(err).Status == http.StatusNotFound {
-				h.Cache.PutNegative(rk)
+			if o.cacheWrite() && httpx.AsError(err).Status == http.StatusNotFound {
+				o.set.Cache.PutNegative(rk)
 			}
 			return ResolveAnswer{}, err
 		}
@@ -182,12 +211,12 @@ func (h *Handlers) doResolve(ctx context.Context, key string, o resolveOpts) (Re
 		a.NameVersion = &v
 	}
 
-	ps, fromPeer, partial, err := h.resolveProviders(ctx, id, o)
+	ps, fromPeer, partial, err := h.resolveProviders(ctx, id, o.set.Zone, resolveProviderLimit, o)
 	storable := err == nil
 	switch {
 	case err != nil && isID:
-		if h.cacheWrite(o) && httpx.AsError(err).Status == http.StatusNotFound {
-			h.Cache.PutNegative(rk)
+		if o.cacheWrite() && httpx.AsError(err).Status == http.StatusNotFound {
+			o.set.Cache.PutNegative(rk)
 		}
 		return ResolveAnswer{}, err
 	case err != nil:
@@ -203,12 +232,12 @@ func (h *Handlers) doResolve(ctx context.Context, key string, o resolveOpts) (Re
 	}
 	a.Providers, a.Partial, a.Kind = ps, partial, kindOf(ps)
 
-	if h.cacheWrite(o) && storable && !a.Partial {
+	if o.cacheWrite() && storable && !a.Partial {
 		if b, err := json.Marshal(a); err == nil {
 			if len(a.Providers) == 0 {
-				h.Cache.PutEmpty(rk, b)
+				o.set.Cache.PutEmpty(rk, b)
 			} else {
-				h.Cache.Put(rk, b)
+				o.set.Cache.Put(rk, b)
 			}
 		}
 	}
@@ -237,13 +266,13 @@ func (h *Handlers) resolveName(ctx context.Context, key string, o resolveOpts) (
 	if _, hasReason := he.Details["reason"]; hasReason {
 		return NameRecord{}, false, err // deleted or pruned here
 	}
-	peers := h.peers(o)
+	peers := o.peers()
 	if peers == nil {
 		return NameRecord{}, false, err
 	}
 	nk := cache.NameKey(key)
-	if h.cacheRead(o) {
-		b, res := h.Cache.Get(nk)
+	if o.cacheRead() {
+		b, res := o.set.Cache.Get(nk)
 		switch res {
 		case cache.Negative:
 			return NameRecord{}, false, errResolveNotFound("name not found")
@@ -258,45 +287,46 @@ func (h *Handlers) resolveName(ctx context.Context, key string, o resolveOpts) (
 	if perr != nil {
 		nf, out := peerError(perr)
 		if nf {
-			if h.cacheWrite(o) {
-				h.Cache.PutNegative(nk)
+			if o.cacheWrite() {
+				o.set.Cache.PutNegative(nk)
 			}
 			return NameRecord{}, false, errResolveNotFound("name not found")
 		}
 		return NameRecord{}, false, out
 	}
-	if h.cacheWrite(o) {
+	if o.cacheWrite() {
 		if b, err := json.Marshal(r); err == nil {
-			h.Cache.Put(nk, b)
+			o.set.Cache.Put(nk, b)
 		}
 	}
 	return r, true, nil
 }
 
-// resolveProviders lists id's providers locally, then at peers. A 404
-// error means none anywhere; partial means the budget cut the peer lookup.
-func (h *Handlers) resolveProviders(ctx context.Context, id store.ID, o resolveOpts) (ps []ProviderInfo, fromPeer, partial bool, err error) {
-	list, err := h.doProviders(ctx, id, h.Zone, resolveProviderLimit)
+// resolveProviders lists id's providers locally, then at peers (region
+// matches first, at most limit). A 404 error means none anywhere; partial
+// means the budget cut the peer lookup.
+func (h *Handlers) resolveProviders(ctx context.Context, id store.ID, region string, limit int, o resolveOpts) (ps []ProviderInfo, fromPeer, partial bool, err error) {
+	list, err := h.doProviders(ctx, id, region, limit)
 	if err == nil {
 		return list.Providers, false, false, nil
 	}
 	if httpx.AsError(err).Status != http.StatusNotFound {
 		return nil, false, false, err
 	}
-	peers := h.peers(o)
+	peers := o.peers()
 	if peers == nil {
 		return nil, false, false, errResolveNotFound("no providers")
 	}
 	pk := cache.ProvidersKey(id.String())
-	if h.cacheRead(o) {
-		b, res := h.Cache.Get(pk)
+	if o.cacheRead() {
+		b, res := o.set.Cache.Get(pk)
 		switch res {
 		case cache.Negative:
 			return nil, false, false, errResolveNotFound("no providers")
 		case cache.Hit:
 			var l ProviderList
 			if json.Unmarshal(b, &l) == nil {
-				return l.Providers, true, false, nil
+				return preferRegion(l.Providers, region, limit), true, false, nil
 			}
 		}
 	}
@@ -307,22 +337,52 @@ func (h *Handlers) resolveProviders(ctx context.Context, id store.ID, o resolveO
 	if perr != nil {
 		nf, out := peerError(perr)
 		if nf {
-			if h.cacheWrite(o) {
-				h.Cache.PutNegative(pk)
+			if o.cacheWrite() {
+				o.set.Cache.PutNegative(pk)
 			}
 			return nil, false, false, errResolveNotFound("no providers")
 		}
 		return nil, false, httpx.AsError(out).Status == http.StatusGatewayTimeout, out
 	}
-	if len(l.Providers) > resolveProviderLimit {
-		l.Providers = l.Providers[:resolveProviderLimit]
-	}
-	if h.cacheWrite(o) {
+	if o.cacheWrite() {
 		if b, err := json.Marshal(l); err == nil {
-			h.Cache.Put(pk, b)
+			o.set.Cache.Put(pk, b)
 		}
 	}
-	return l.Providers, true, false, nil
+	return preferRegion(l.Providers, region, limit), true, false, nil
+}
+
+// preferRegion orders a peer's provider list for this caller: records in
+// region first (keeping the peer's order otherwise, which is freshest
+// first), at most limit. ps is not modified.
+func preferRegion(ps []ProviderInfo, region string, limit int) []ProviderInfo {
+	out := slices.Clone(ps)
+	if region != "" {
+		slices.SortStableFunc(out, func(a, b ProviderInfo) int {
+			return cmpBool(b.Region == region, a.Region == region)
+		})
+	}
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// requestOpts reads a lookup request's switches: Cache-Control: no-cache
+// and ?local=1.
+func requestOpts(c echo.Context) resolveOpts {
+	return resolveOpts{noCache: hasNoCache(c.Request()), localOnly: c.QueryParam("local") == "1"}
 }
 
 // getResolve is GET /resolve/{key}[?local=1].
@@ -331,12 +391,7 @@ func (h *Handlers) getResolve(c echo.Context) error {
 	if err != nil {
 		return badRequest("key is not valid path text")
 	}
-	r := c.Request()
-	o := resolveOpts{
-		noCache:   hasNoCache(r),
-		localOnly: c.QueryParam("local") == "1",
-	}
-	a, err := h.doResolve(r.Context(), key, o)
+	a, err := h.doResolve(c.Request().Context(), key, requestOpts(c))
 	if err != nil {
 		if httpx.AsError(err).Status == http.StatusNotFound {
 			return writeErrorCached(c, err, ccProvidersEmpty)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 
 	"github.com/ronhq/ron/httpx/client"
@@ -49,27 +50,31 @@ func (p *HTTPPeer[T]) Available() bool { return p.Client.BreakerState() != clien
 // Lookup asks the peer once. A 404 comes back as an *httpx.Error with status
 // 404 (not found); other non-2xx statuses and transport failures as the
 // Client's errors; a body that is not strict JSON of at most MaxAnswer bytes,
-// or that Check rejects, as an error wrapping ErrInvalidAnswer.
+// or that Check rejects, as an error wrapping ErrInvalidAnswer. The answer is
+// read and checked before the Client's breaker hears of the attempt, so an
+// invalid answer counts as a failure there (§6).
 func (p *HTTPPeer[T]) Lookup(ctx context.Context) (T, error) {
 	var v T
 	op := p.Op
 	if op == "" {
 		op = "GET peer_lookup"
 	}
-	resp, err := p.Client.Do(ctx, &client.Request{Path: p.Path, Query: url.Values{"local": {"1"}},
-		Retry: client.RetryNever, Op: op})
+	_, err := p.Client.Do(ctx, &client.Request{Path: p.Path, Query: url.Values{"local": {"1"}},
+		Retry: client.RetryNever, Op: op,
+		Validate: func(resp *http.Response) error { return p.read(op, resp.Body, &v) }})
+	return v, err
+}
+
+// read reads and decodes one answer body.
+func (p *HTTPPeer[T]) read(op string, r io.Reader, v *T) error {
+	body, err := io.ReadAll(io.LimitReader(r, MaxAnswer+1))
 	if err != nil {
-		return v, err
+		return fmt.Errorf("%s %s: read answer: %w", op, p.Name(), err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))
-	if err != nil {
-		return v, fmt.Errorf("%s %s: read answer: %w", op, p.Name(), err)
+	if err := p.decode(body, v); err != nil {
+		return fmt.Errorf("%w from %s: %v", ErrInvalidAnswer, p.Name(), err)
 	}
-	if err := p.decode(body, &v); err != nil {
-		return v, fmt.Errorf("%w from %s: %v", ErrInvalidAnswer, p.Name(), err)
-	}
-	return v, nil
+	return nil
 }
 
 // decode is strict: size-capped, unknown fields and trailing data rejected.

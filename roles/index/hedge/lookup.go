@@ -2,6 +2,7 @@ package hedge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -161,6 +162,9 @@ func (l *lookup[T]) finish() (T, error) {
 func (l *lookup[T]) expired() (T, error) {
 	var zero T
 	if l.parent.Err() != nil {
+		if errors.Is(l.parent.Err(), context.Canceled) {
+			l.met.aborted(l.pending)
+		}
 		return zero, wrapCause(l.parent)
 	}
 	return zero, fmt.Errorf("%w after %v with %d of %d legs open", ErrTimeout, l.opt.Deadline, l.pending, l.res.Asked)

@@ -2,6 +2,7 @@ package hedge
 
 import (
 	"errors"
+	"time"
 
 	"github.com/ronhq/ron/runtime"
 )
@@ -44,12 +45,30 @@ func (mt meters) canceled() {
 	}
 }
 
+// aborted counts legs still open when the caller gave up (shutdown):
+// ron_tasks_aborted_total{kind="lookup_leg"}.
+func (mt meters) aborted(n int) {
+	if mt.m != nil && n > 0 {
+		mt.m.Counter("tasks_aborted_total", "role", mt.role, "kind", "lookup_leg").Add(n)
+	}
+}
+
+// DHTLookupBuckets are the upper bounds (ms) of ron_index_dht_lookup_ms
+// (spec/index.md §13).
+var DHTLookupBuckets = []float64{10, 25, 50, 80, 120, 150, 200, 350, 600, 1000, 1200}
+
 // done counts one lookup: ron_dht_hedged_requests_total{result} with alpha
-// (won before the hedge), beta (won after it) or none; and
-// ron_io_timeouts_total{op="peer_lookup"} when the budget ran out.
+// (won before the hedge), beta (won after it) or none;
+// ron_io_timeouts_total{op="peer_lookup"} when the budget ran out; and the
+// fan-out duration in ron_index_dht_lookup_ms when a peer was asked.
 func (mt meters) done(res Result, err error) {
 	if mt.m == nil {
 		return
+	}
+	if res.Asked > 0 {
+		name := runtime.MetricName("index_dht_lookup_ms", "role", mt.role)
+		mt.m.Set().GetOrCreatePrometheusHistogramExt(name, DHTLookupBuckets).
+			Update(float64(res.Elapsed) / float64(time.Millisecond))
 	}
 	result := "none"
 	switch {

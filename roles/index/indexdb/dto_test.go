@@ -72,7 +72,8 @@ func FuzzDecodeAnnounce(f *testing.F) {
 			}
 			return
 		}
-		db := &DB{maxTTL: DefaultMaxTTL}
+		db := &DB{}
+		db.SetLimits(Limits{})
 		for _, r := range recs {
 			if r.TTL < 0 || r.TTL%time.Second != 0 {
 				t.Fatalf("ttl %v", r.TTL)

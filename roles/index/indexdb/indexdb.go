@@ -12,6 +12,7 @@ package indexdb
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/ronhq/ron/store/kv"
@@ -29,38 +30,67 @@ const (
 	schemaVersion = "1"
 )
 
-var allBuckets = []string{bucketMeta, bucketNames, bucketNameVersions, bucketProviders, bucketExpiry}
+var allBuckets = []string{bucketMeta, bucketNames, bucketNameVersions, bucketProviders, bucketExpiry,
+	bucketCompatAssets}
 
 // DB is the index model. Its methods are safe for concurrent use; it does
 // not own the kv.DB (closing it is the caller's job).
 type DB struct {
 	kv     kv.DB
 	now    func() time.Time
-	maxTTL time.Duration
+	limits atomic.Pointer[Limits]
 }
+
+// Limits are the model's tunables (index.md §12). A zero field means its
+// default: DefaultMaxTTL, HistoryLen, MaxProvidersPerObject.
+type Limits struct {
+	MaxTTL             time.Duration // provider_ttl_max: the largest TTL Announce accepts
+	HistoryLen         int           // name_history: versions kept per name
+	ProvidersPerObject int           // providers_per_object: records kept per b3
+}
+
+// withDefaults fills zero fields.
+func (l Limits) withDefaults() Limits {
+	if l.MaxTTL <= 0 {
+		l.MaxTTL = DefaultMaxTTL
+	}
+	if l.HistoryLen <= 0 {
+		l.HistoryLen = HistoryLen
+	}
+	if l.ProvidersPerObject <= 0 {
+		l.ProvidersPerObject = MaxProvidersPerObject
+	}
+	return l
+}
+
+// SetLimits replaces the tunables; safe while the DB is in use. Writes
+// started afterwards apply them: a shorter history or a lower cap takes
+// effect, per name or object, at its next write (History answers at most
+// HistoryLen versions at once).
+func (db *DB) SetLimits(l Limits) {
+	l = l.withDefaults()
+	db.limits.Store(&l)
+}
+
+// Limits returns the tunables in force.
+func (db *DB) Limits() Limits { return *db.limits.Load() }
 
 // Option adjusts Open.
 type Option func(*DB)
 
-// WithMaxTTL sets the largest provider TTL Announce accepts
-// (provider_ttl_max); the default is DefaultMaxTTL. Values ≤ 0 are ignored.
-func WithMaxTTL(d time.Duration) Option {
-	return func(db *DB) {
-		if d > 0 {
-			db.maxTTL = d
-		}
-	}
-}
+// WithLimits sets the tunables at Open (see SetLimits).
+func WithLimits(l Limits) Option { return func(db *DB) { db.SetLimits(l) } }
 
 // Open prepares kdb for the index: it creates the buckets meta, names,
-// name_versions, providers and expiry when missing and records schema 1 in
-// meta. A database written with another schema is refused with an error
-// matching ErrSchema. now is the clock (time.Now when nil).
+// name_versions, providers, expiry and compat_assets when missing and
+// records schema 1 in meta. A database written with another schema is
+// refused with an error matching ErrSchema. now is the clock (time.Now when nil).
 func Open(ctx context.Context, kdb kv.DB, now func() time.Time, opts ...Option) (*DB, error) {
 	if now == nil {
 		now = time.Now
 	}
-	db := &DB{kv: kdb, now: now, maxTTL: DefaultMaxTTL}
+	db := &DB{kv: kdb, now: now}
+	db.SetLimits(Limits{})
 	for _, o := range opts {
 		o(db)
 	}

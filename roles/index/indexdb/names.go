@@ -197,8 +197,8 @@ func versionRecord(tx kv.Tx, name string, v uint64) (Record, error) {
 	return rec, nil
 }
 
-// History returns the kept versions of name (at most HistoryLen, tombstones
-// included), newest first. A deleted name still has its history. Errors:
+// History returns the kept versions of name (at most Limits().HistoryLen,
+// tombstones included), newest first. A deleted name still has its history. Errors:
 // ErrInvalid, ErrNotFound (never written).
 func (db *DB) History(ctx context.Context, name string) ([]Record, error) {
 	if _, err := ParseName(name); err != nil {
@@ -213,6 +213,9 @@ func (db *DB) History(ctx context.Context, name string) ([]Record, error) {
 		out, err = historyRecords(tx, name)
 		return err
 	})
+	if keep := db.Limits().HistoryLen; len(out) > keep {
+		out = out[:keep] // name_history was lowered; the next write trims
+	}
 	return out, err
 }
 
@@ -283,7 +286,7 @@ func (db *DB) write(ctx context.Context, name string, cond Cond, next func(*Reco
 		if rec, err = next(cur); err != nil {
 			return err
 		}
-		return putRecord(tx, rec)
+		return putRecord(tx, rec, db.Limits().HistoryLen)
 	})
 	if err != nil {
 		return Record{}, err
@@ -313,8 +316,8 @@ func currentRecord(tx kv.Tx, name string) (*Record, error) {
 }
 
 // putRecord stores rec as current and in history, then trims the history
-// to HistoryLen.
-func putRecord(tx kv.Tx, rec Record) error {
+// to keep versions.
+func putRecord(tx kv.Tx, rec Record, keep int) error {
 	raw, err := json.Marshal(rec)
 	if err != nil {
 		return err
@@ -325,18 +328,18 @@ func putRecord(tx kv.Tx, rec Record) error {
 	if err := tx.Bucket(bucketNameVersions).Put(versionKey(rec.Name, rec.Version), raw); err != nil {
 		return err
 	}
-	return trimHistory(tx.Bucket(bucketNameVersions), rec.Name)
+	return trimHistory(tx.Bucket(bucketNameVersions), rec.Name, keep)
 }
 
-// trimHistory deletes the oldest versions of name beyond HistoryLen.
-func trimHistory(b kv.Bucket, name string) error {
+// trimHistory deletes the oldest versions of name beyond keep.
+func trimHistory(b kv.Bucket, name string, keep int) error {
 	prefix := versionPrefix(name)
 	var keys [][]byte
 	c := b.Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		keys = append(keys, bytes.Clone(k))
 	}
-	for len(keys) > HistoryLen {
+	for len(keys) > keep {
 		if err := b.Delete(keys[0]); err != nil {
 			return err
 		}

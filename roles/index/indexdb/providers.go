@@ -89,12 +89,12 @@ func (db *DB) Announce(ctx context.Context, recs []Announcement) (AnnounceResult
 	if err := db.validateBatch(recs); err != nil {
 		return AnnounceResult{}, err
 	}
-	now := db.nowMs()
+	now, perObject := db.nowMs(), db.Limits().ProvidersPerObject
 	var res AnnounceResult
 	err := db.kv.Update(ctx, func(tx kv.Tx) error {
 		res = AnnounceResult{}
 		for _, a := range recs {
-			if err := applyAnnouncement(tx, a, now); err != nil {
+			if err := applyAnnouncement(tx, a, now, perObject); err != nil {
 				return err
 			}
 			if a.TTL == 0 {
@@ -126,14 +126,15 @@ func (db *DB) validateBatch(recs []Announcement) error {
 
 // checkAnnouncement returns the first bad field and why, or "", "".
 func (db *DB) checkAnnouncement(a Announcement) (field, msg string) {
+	maxTTL := db.Limits().MaxTTL
 	addrMsg := checkAddr(a.Addr)
 	switch {
 	case !nodeRE.MatchString(a.Node):
 		return "node", "want ^[A-Za-z0-9._-]{1,64}$"
 	case addrMsg != "":
 		return "addr", addrMsg
-	case a.TTL < 0 || a.TTL > db.maxTTL:
-		return "ttl_s", fmt.Sprintf("want 0–%d", int64(db.maxTTL/time.Second))
+	case a.TTL < 0 || a.TTL > maxTTL:
+		return "ttl_s", fmt.Sprintf("want 0–%d", int64(maxTTL/time.Second))
 	case !regionRE.MatchString(a.Region):
 		return "region", "want ^[A-Za-z0-9._-]{0,64}$"
 	case !printableASCII(a.Type, maxTypeLen):
@@ -178,8 +179,9 @@ func printableASCII(s string, max int) bool {
 	return true
 }
 
-// applyAnnouncement writes or withdraws one record inside tx.
-func applyAnnouncement(tx kv.Tx, a Announcement, now time.Time) error {
+// applyAnnouncement writes or withdraws one record inside tx, keeping at
+// most perObject records for a.ID.
+func applyAnnouncement(tx kv.Tx, a Announcement, now time.Time, perObject int) error {
 	provs, exp := tx.Bucket(bucketProviders), tx.Bucket(bucketExpiry)
 	key := providerKey(a.ID, a.Node)
 	old := provs.Get(key)
@@ -192,7 +194,7 @@ func applyAnnouncement(tx kv.Tx, a Announcement, now time.Time) error {
 		return nil
 	}
 	if old == nil {
-		if err := enforceCap(provs, exp, a.ID); err != nil {
+		if err := enforceCap(provs, exp, a.ID, perObject); err != nil {
 			return err
 		}
 	}
@@ -228,8 +230,8 @@ type capEntry struct {
 }
 
 // enforceCap evicts the soonest-expiring records of id until one more fits
-// under MaxProvidersPerObject.
-func enforceCap(provs, exp kv.Bucket, id store.ID) error {
+// under limit (providers_per_object).
+func enforceCap(provs, exp kv.Bucket, id store.ID, limit int) error {
 	var entries []capEntry
 	c := provs.Cursor()
 	for k, v := c.Seek(id[:]); k != nil && bytes.HasPrefix(k, id[:]); k, v = c.Next() {
@@ -239,13 +241,13 @@ func enforceCap(provs, exp kv.Bucket, id store.ID) error {
 		}
 		entries = append(entries, capEntry{bytes.Clone(k), bytes.Clone(v), p.ExpiresMs})
 	}
-	if len(entries) < MaxProvidersPerObject {
+	if len(entries) < limit {
 		return nil
 	}
 	slices.SortFunc(entries, func(a, b capEntry) int {
 		return cmp.Or(cmp.Compare(a.expiresMs, b.expiresMs), bytes.Compare(a.key, b.key))
 	})
-	for _, e := range entries[:len(entries)-MaxProvidersPerObject+1] {
+	for _, e := range entries[:len(entries)-limit+1] {
 		if err := dropRecord(provs, exp, e.key, e.raw); err != nil {
 			return err
 		}

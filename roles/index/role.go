@@ -1,0 +1,548 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	goruntime "runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/rs/zerolog"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/index/cache"
+	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/store/kv"
+	"github.com/ronhq/ron/store/kv/bolt"
+	"github.com/ronhq/ron/store/kv/memkv"
+)
+
+// Store cadence (spec/index.md §9, §11) and shutdown grace.
+const (
+	probeEvery    = 10 * time.Second
+	probeDeadline = 2 * time.Second
+	probeFresh    = 15 * time.Second
+	dbTimeout     = 2 * time.Second        // one janitor or count transaction
+	openTimeout   = time.Second            // bbolt file lock wait
+	abortGrace    = 500 * time.Millisecond // for cancelled requests to return
+)
+
+// Options are what the composition root passes to New.
+type Options struct {
+	Config  Config
+	DataDir string // process data dir; bbolt at <DataDir>/index/index.db
+	Amnesia bool   // memory KV instead of bbolt
+	Zone    string // cluster.zone ("" = none): the region sorted first
+	Log     zerolog.Logger
+	Metrics *runtime.Metrics
+	Keys    *auth.Keyring
+	Bus     *runtime.Bus
+	Version string
+	Ops     func(e *echo.Echo) // mounts /healthz /readyz /metrics /version; nil = none
+}
+
+// Role is the index role. Build it with New; the runtime manager drives
+// Start, Run and Stop. It implements runtime.Role, Drainer, Readier,
+// Applier, ApplyChecker, Detailer, TaskGrouper and Addresser.
+type Role struct {
+	opt   Options
+	cfg   *runtime.Snapshot[Config]
+	log   zerolog.Logger
+	met   roleMetrics
+	tasks *runtime.TaskGroup
+
+	kv     kv.DB
+	db     *indexdb.DB
+	h      *Handlers
+	cache  *cache.Cache[[]byte]
+	admit  *admission
+	server *httpx.Server
+	compat map[string]bool // route templates of the §10 routes
+
+	applyMu sync.Mutex // serialises Apply and peer rebuilds
+	peers   atomic.Pointer[HedgedPeers]
+	setup   peerSetup // guarded by applyMu
+	built   bool      // setup was built once; guarded by applyMu
+	stopped bool      // Stop closed the peers; guarded by applyMu
+	moves   *runtime.Queue[breakerMove]
+
+	open      atomic.Bool  // the store is open
+	lastProbe atomic.Int64 // unix ns of the last good probe; 0 = none or failed
+	draining  atomic.Bool
+	names     atomic.Int64 // live names, refreshed by the janitor
+	records   atomic.Int64 // provider records, refreshed by the janitor
+	listenErr chan error
+}
+
+// New builds the role without side effects: nothing is opened or bound.
+func New(opt Options) *Role {
+	if opt.Metrics == nil {
+		opt.Metrics = runtime.NewMetrics(nil)
+	}
+	r := &Role{opt: opt, log: opt.Log.With().Str("role", roleName).Logger(), met: roleMetrics{opt.Metrics},
+		listenErr: make(chan error, 1)}
+	cfg := opt.Config
+	r.cfg = runtime.NewSnapshot(&cfg)
+	r.tasks = runtime.NewTaskGroup(roleName, r.log, opt.Metrics, runtime.WithBus(opt.Bus))
+	return r
+}
+
+// Name implements runtime.Role.
+func (r *Role) Name() string { return roleName }
+
+// TaskGroup exposes the role's supervised workers to the manager.
+func (r *Role) TaskGroup() *runtime.TaskGroup { return r.tasks }
+
+// Handlers returns the role's handlers after Start (nil before).
+// NewLocalClient(r.Handlers()) is how in-process callers talk to the role.
+func (r *Role) Handlers() *Handlers { return r.h }
+
+// Addr is the bound listener address after Start, the configured one before.
+func (r *Role) Addr() string {
+	if r.server == nil {
+		return r.cfg.Load().Listen
+	}
+	return r.server.Addr()
+}
+
+// AdvertiseURL is advertise_url, else "http://" + the bound listener address
+// (valid after Start).
+func (r *Role) AdvertiseURL() string {
+	if u := r.cfg.Load().AdvertiseURL; u != "" {
+		return u
+	}
+	return "http://" + r.Addr()
+}
+
+// Start validates the config, opens the store, runs a first write probe,
+// binds the listener and builds the peer source from index.peers minus this
+// node.
+func (r *Role) Start(ctx context.Context) error {
+	cfg := r.cfg.Load()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if err := r.openStore(ctx, *cfg); err != nil {
+		return err
+	}
+	if err := r.build(*cfg); err != nil {
+		_ = r.closeStore()
+		return err
+	}
+	if err := r.server.Listen(); err != nil {
+		r.admit.abort()
+		_ = r.closeStore()
+		return fmt.Errorf("index: listen %s: %w", cfg.Listen, err)
+	}
+	r.moves = runtime.NewQueue[breakerMove](r.opt.Metrics, roleName, "breaker_log", 64, runtime.DropOldest)
+	r.applyMu.Lock()
+	defer r.applyMu.Unlock()
+	if err := r.rebuildPeers(*cfg); err != nil { // unlikely: the peers were validated
+		r.admit.abort()
+		_ = r.closeStore()
+		return err
+	}
+	r.log.Info().Str("listen", r.Addr()).Str("version", r.opt.Version).Msg("index listening")
+	return nil
+}
+
+// openStore opens the KV, indexdb, cache and handlers and probes once.
+func (r *Role) openStore(ctx context.Context, cfg Config) error {
+	kdb, err := r.openKV()
+	if err != nil {
+		return err
+	}
+	r.kv = kdb
+	r.db, err = indexdb.Open(ctx, kdb, time.Now, indexdb.WithLimits(cfg.limits()))
+	if err == nil {
+		r.cache, err = cache.New[[]byte](cache.Config{Entries: cfg.CacheEntries, TTL: cfg.CacheTTL,
+			NegTTL: cfg.NegCacheTTL, Metrics: r.opt.Metrics})
+	}
+	if err != nil {
+		_ = kdb.Close()
+		return fmt.Errorf("index: open store: %w", err)
+	}
+	r.open.Store(true)
+	r.h = NewHandlers(r.db, r.opt.Keys, nil)
+	r.h.Zone, r.h.Metrics = r.opt.Zone, r.opt.Metrics
+	r.h.Reconfigure(r.settings(cfg, nil))
+	r.met.register(func() float64 { return float64(r.names.Load()) },
+		func() float64 { return float64(r.records.Load()) })
+	r.probe(ctx)
+	r.refreshCounts(ctx)
+	return nil
+}
+
+// openKV opens the memory KV (amnesia) or bbolt at <data>/index/index.db.
+func (r *Role) openKV() (kv.DB, error) {
+	if r.opt.Amnesia {
+		return memkv.New(), nil
+	}
+	path := filepath.Join(r.opt.DataDir, "index", "index.db")
+	kdb, err := bolt.Open(path, bolt.Options{OpenTimeout: openTimeout})
+	if errors.Is(err, bolt.ErrLocked) {
+		return nil, fmt.Errorf("index database locked by another process: %s", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("index: open %s: %w", path, err)
+	}
+	return kdb, nil
+}
+
+// closeStore closes the KV once.
+func (r *Role) closeStore() error {
+	if r.kv == nil || !r.open.Swap(false) {
+		return nil
+	}
+	return r.kv.Close()
+}
+
+// build makes the admission and the listener with its routes (unbound).
+func (r *Role) build(cfg Config) error {
+	adm, err := newAdmission(r.opt.Metrics, cfg)
+	if err != nil {
+		return fmt.Errorf("index: admission: %w", err)
+	}
+	r.admit = adm
+	r.server = httpx.NewServer(httpx.ServerOptions{Role: roleName, Addr: cfg.Listen, Log: r.log,
+		Metrics: r.opt.Metrics.Set(), Limits: cfg.Ingress.Limits()})
+	e := r.server.Echo()
+	r.h.Mount(e, r.admit.middleware)
+	r.mountCompat(e)
+	if r.opt.Ops != nil {
+		r.opt.Ops(e)
+	}
+	return nil
+}
+
+// mountCompat mounts the §10 routes behind a gate that answers 404 while
+// compat_routes is false and admits them like the other routes when true,
+// so the key can change live.
+func (r *Role) mountCompat(e *echo.Echo) {
+	before := map[string]bool{}
+	for _, rt := range e.Routes() {
+		before[rt.Method+" "+rt.Path] = true
+	}
+	r.h.MountCompat(e)
+	r.compat = map[string]bool{}
+	for _, rt := range e.Routes() {
+		if !before[rt.Method+" "+rt.Path] {
+			r.compat[rt.Path] = true
+		}
+	}
+	e.Use(r.compatGate)
+}
+
+// compatGate is the gate of mountCompat.
+func (r *Role) compatGate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if !r.compat[c.Path()] {
+			return next(c)
+		}
+		if !r.cfg.Load().CompatRoutes {
+			return echo.ErrNotFound
+		}
+		return r.admit.middleware(next)(c)
+	}
+}
+
+// settings are the handlers' settings for cfg with peer source hp.
+func (r *Role) settings(cfg Config, hp *HedgedPeers) Settings {
+	s := Settings{Zone: r.opt.Zone, DefaultTTL: cfg.ProviderTTLDefault, Cache: r.cache,
+		ResolveBudget: cfg.deadline(), PrivateReads: !cfg.PublicReads}
+	if hp != nil {
+		s.Peers = hp
+	}
+	return s
+}
+
+// rebuildPeers builds the peer source of cfg when its inputs changed
+// (purging the answer cache then) and hands the handlers their settings.
+// Callers hold applyMu.
+func (r *Role) rebuildPeers(cfg Config) error {
+	ps, skipped := newPeerSetup(cfg, r.AdvertiseURL(), r.opt.Metrics)
+	if r.built && ps.equal(r.setup) {
+		r.h.Reconfigure(r.settings(cfg, r.peers.Load()))
+		return nil
+	}
+	hp, err := ps.build(r.opt.Metrics, r.breakerMoved)
+	if err != nil {
+		return fmt.Errorf("index.peers: %w", err)
+	}
+	for _, s := range skipped {
+		r.log.Info().Str("peer", s).Msg("peer is this node (advertise_url); skipped")
+	}
+	r.setup, r.built = ps, true
+	r.h.Reconfigure(r.settings(cfg, hp))
+	if old := r.peers.Swap(hp); old != nil {
+		old.Close()
+	}
+	r.cache.Purge() // answers learnt from (or missed at) the old peers
+	return nil
+}
+
+// Run serves until ctx ends; a listener failure is returned (fatal).
+func (r *Role) Run(ctx context.Context) error {
+	r.tasks.Go("probe", r.probeLoop)
+	r.tasks.Go("janitor", r.janitorLoop)
+	r.tasks.Go("breaker-log", r.logMoves)
+	r.tasks.Go("listener", func(context.Context) error {
+		if err := r.server.Serve(); err != nil {
+			r.listenErr <- err
+		}
+		return nil // never restarted: a dead listener is fatal
+	})
+	select {
+	case err := <-r.listenErr:
+		return fmt.Errorf("index listener: %w", err)
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// Drain stops taking work at once: new requests answer 503 draining and
+// readiness turns false (shutdown step 2).
+func (r *Role) Drain() {
+	r.draining.Store(true)
+	if r.admit != nil {
+		r.admit.drain()
+	}
+	if r.server != nil {
+		r.server.Drain()
+	}
+}
+
+// Stop stops accepting, lets in-flight lookups finish until ctx's deadline,
+// then cancels them (and their peer legs), stops the workers and closes the
+// peers and the store.
+func (r *Role) Stop(ctx context.Context) error {
+	r.Drain()
+	if r.server != nil {
+		if n := r.server.Shutdown(ctx); n > 0 {
+			r.log.Warn().Int("connections", n).Msg("drain deadline passed: aborting open lookups")
+		}
+	}
+	if r.admit != nil {
+		if n := r.admit.stop(abortGrace); n > 0 {
+			r.log.Warn().Int("requests", n).Msg("cancelled requests still running at the drain deadline")
+		}
+	}
+	if r.moves != nil {
+		r.moves.Close()
+	}
+	r.tasks.Stop(ctx)
+	r.applyMu.Lock()
+	r.stopped = true // a racing Apply builds no new peer source
+	hp := r.peers.Swap(nil)
+	r.applyMu.Unlock()
+	if hp != nil {
+		hp.Close()
+	}
+	return r.closeStore()
+}
+
+// Ready reports §11 readiness: store open, a write probe within 15 s, not
+// draining.
+func (r *Role) Ready(context.Context) runtime.Readiness {
+	var rd runtime.Readiness
+	switch {
+	case r.draining.Load():
+		rd.Missing = append(rd.Missing, roleName)
+	case !r.open.Load() || !r.probeOK():
+		rd.Missing = append(rd.Missing, roleName+":store")
+	}
+	return rd
+}
+
+// probeOK reports a successful probe within probeFresh.
+func (r *Role) probeOK() bool {
+	last := r.lastProbe.Load()
+	return last != 0 && time.Since(time.Unix(0, last)) < probeFresh
+}
+
+// Details is the role's object in /api/v1/status.
+func (r *Role) Details() any {
+	d := map[string]any{
+		"names": r.names.Load(), "provider_records": r.records.Load(),
+		"peers": 0, "peers_open": 0, "cache_entries": 0, "probe_ok": r.probeOK(),
+		"public_reads": r.cfg.Load().PublicReads,
+	}
+	if hp := r.peers.Load(); hp != nil {
+		d["peers"], d["peers_open"] = hp.Len(), hp.OpenCount()
+	}
+	if r.cache != nil {
+		d["cache_entries"] = r.cache.Len()
+	}
+	return d
+}
+
+// CheckApply reports whether Apply would accept cfg: an index Config that
+// validates, with listen unchanged (the one key that needs a restart).
+func (r *Role) CheckApply(cfg any) error {
+	n, ok := cfg.(Config)
+	if !ok {
+		return fmt.Errorf("index: Apply got %T", cfg)
+	}
+	if err := n.Validate(); err != nil {
+		return err
+	}
+	cur := r.cfg.Load()
+	if keys := cur.restartOnly(n); len(keys) > 0 {
+		return fmt.Errorf("these keys need a restart: %v", keys)
+	}
+	return nil
+}
+
+// Apply hot-reloads every key but listen: peers and the lookup, retry and
+// breaker settings (the peer source is rebuilt when they change), cache
+// size and TTLs, ingress and admission limits, the per-IP bucket,
+// public_reads, provider TTLs, janitor settings and compat_routes.
+func (r *Role) Apply(cfg any) error {
+	if err := r.CheckApply(cfg); err != nil {
+		return err
+	}
+	n := cfg.(Config)
+	r.applyMu.Lock()
+	defer r.applyMu.Unlock()
+	r.cfg.Store(&n)
+	if r.h == nil || r.stopped {
+		return nil // not running: nothing to reconfigure
+	}
+	r.db.SetLimits(n.limits())
+	if err := r.cache.Reconfigure(cache.Config{Entries: n.CacheEntries, TTL: n.CacheTTL, NegTTL: n.NegCacheTTL}); err != nil {
+		return err
+	}
+	r.server.SetLimits(n.Ingress.Limits())
+	if err := r.admit.apply(n); err != nil {
+		return err
+	}
+	return r.rebuildPeers(n)
+}
+
+// probeLoop runs the write probe every probeEvery.
+func (r *Role) probeLoop(ctx context.Context) error {
+	for runtime.Sleep(ctx, probeEvery) {
+		r.probe(ctx)
+	}
+	return nil
+}
+
+// probe runs one write probe (a transaction updating meta/probe) under
+// probeDeadline and records when it last succeeded.
+func (r *Role) probe(ctx context.Context) {
+	r.met.spawned(kindProbe)
+	pctx, cancel := context.WithTimeout(ctx, probeDeadline)
+	defer cancel()
+	err := writeProbe(pctx, r.kv, time.Now())
+	if err == nil {
+		r.lastProbe.Store(time.Now().UnixNano())
+		return
+	}
+	r.lastProbe.Store(0)
+	switch {
+	case ctx.Err() != nil:
+		r.met.canceled(kindProbe)
+		return
+	case errors.Is(err, context.DeadlineExceeded):
+		r.met.ioTimeout(opDB)
+	}
+	r.log.Error().Err(err).Msg("write probe failed: not ready until it succeeds")
+}
+
+// writeProbe updates meta/probe with now (unix ms) in one transaction.
+func writeProbe(ctx context.Context, db kv.DB, now time.Time) error {
+	return db.Update(ctx, func(tx kv.Tx) error {
+		b := tx.Bucket(bucketMeta)
+		if b == nil {
+			return errors.New("index: meta bucket missing")
+		}
+		return b.Put([]byte(probeKey), strconv.AppendInt(nil, now.UnixMilli(), 10))
+	})
+}
+
+// Buckets and keys the role touches directly (spec/index.md §9).
+const (
+	bucketMeta      = "meta"
+	bucketNames     = "names"
+	bucketProviders = "providers"
+	probeKey        = "probe"
+)
+
+// janitorLoop prunes expired provider records every janitor_interval and
+// refreshes the record gauges.
+func (r *Role) janitorLoop(ctx context.Context) error {
+	for runtime.Sleep(ctx, r.cfg.Load().JanitorInterval) {
+		r.met.spawned(kindJanitor)
+		j := janitor{db: r.db, batch: r.cfg.Load().JanitorBatch, met: r.met}
+		n, err := j.run(ctx)
+		switch {
+		case ctx.Err() != nil:
+			r.met.canceled(kindJanitor)
+			return nil
+		case err != nil:
+			r.log.Error().Err(err).Int("pruned", n).Msg("janitor pass failed; next pass retries")
+		}
+		r.refreshCounts(ctx)
+	}
+	return nil
+}
+
+// pruner is the janitor's view of indexdb.DB.
+type pruner interface {
+	Prune(ctx context.Context, limit int) (int, error)
+}
+
+// Janitor retry policy for a failed transaction (op="db").
+var (
+	janitorRetries = 3
+	janitorBackoff = runtime.Backoff{Base: 100 * time.Millisecond, Max: time.Second, Factor: 2, Jitter: 0.2}
+)
+
+// janitor is one pruning pass (§9): transactions of at most batch expired
+// records, soonest expiry first, yielding between them, until one stops
+// short (it reached the first unexpired key).
+type janitor struct {
+	db    pruner
+	batch int
+	met   roleMetrics
+}
+
+// run makes the pass and returns how many records it pruned.
+func (j janitor) run(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		n, err := j.step(ctx)
+		total += n
+		j.met.pruned(n)
+		if err != nil || n < j.batch {
+			return total, err
+		}
+		goruntime.Gosched() // let waiting writers take the write lock
+	}
+}
+
+// step runs one transaction under dbTimeout, retrying failures with backoff.
+func (j janitor) step(ctx context.Context) (int, error) {
+	for attempt := 0; ; attempt++ {
+		tctx, cancel := context.WithTimeout(ctx, dbTimeout)
+		n, err := j.db.Prune(tctx, j.batch)
+		cancel()
+		if err == nil || ctx.Err() != nil || errors.Is(err, kv.ErrClosed) || attempt >= janitorRetries {
+			return n, err
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			j.met.ioTimeout(opDB)
+		}
+		if !runtime.Sleep(ctx, janitorBackoff.Delay(attempt, nil)) {
+			return 0, ctx.Err()
+		}
+		j.met.retry(opDB)
+	}
+}
