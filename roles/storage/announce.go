@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -11,21 +12,41 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// Record is one provider record sent to the index: "node holds id".
-// TTL 0 withdraws the record.
+// Record is one provider record sent to the index: "node holds id", with
+// the object's stored Content-Type. A PUT announces with provider_ttl, a
+// re-provide pass with the TTL of spec/storage.md §5, DELETE and quarantine
+// with TTL 0, which withdraws the record.
 type Record struct {
 	ID   store.ID
 	Type string
 	TTL  time.Duration
 }
 
-// Sink receives batches of provider records. The index issue provides the
-// local and HTTP index clients; until then no sink exists and announcing is
-// off (status says so).
+// Sink receives batches of provider records. The composition root plugs in
+// roles/storage/indexsink (the local index role, else storage.index_urls);
+// with no index there is no sink and announcing is off (status says why).
+// A Sink must be safe for concurrent use: the announce and reprovide
+// workers both send through it.
 type Sink interface {
 	// Announce delivers one batch within ctx's deadline. Errors are retried
 	// unless they are an *httpx.Error with a 4xx status other than 429.
 	Announce(ctx context.Context, batch []Record) error
+}
+
+// Retargeter is implemented by sinks that follow hot reloads of
+// storage.index_urls and storage.index_token. The role calls CheckRetarget
+// from CheckApply, Retarget from Start and Apply, and Target for status.
+type Retargeter interface {
+	Sink
+	// Target describes where records go, e.g. "local index" or
+	// "index_urls (2)".
+	Target() string
+	// CheckRetarget reports whether Retarget(urls, …) would succeed,
+	// changing nothing.
+	CheckRetarget(urls []string) error
+	// Retarget sends later batches to urls, authenticated with token ("" =
+	// the sink's own token source). On error nothing changes.
+	Retarget(urls []string, token string) error
 }
 
 // Announce tuning (spec/storage.md §5).
@@ -57,6 +78,48 @@ func newAnnouncer(sink Sink, m *runtime.Metrics, capacity int) *announcer {
 
 // enabled reports whether a sink exists.
 func (a *announcer) enabled() bool { return a.sink != nil }
+
+// status is the "announce" field of the role's status details.
+func (a *announcer) status(off string) string {
+	if a.sink == nil {
+		if off == "" {
+			off = "no index configured"
+		}
+		return "off: " + off
+	}
+	if rt, ok := a.sink.(Retargeter); ok {
+		return "on: " + rt.Target()
+	}
+	return "on"
+}
+
+// checkRetarget reports whether retarget(old, n) would succeed. With no
+// sink, index_urls can only stay empty: turning announcing on needs a
+// restart (the sink is built at start-up).
+func (a *announcer) checkRetarget(old, n Config) error {
+	if a.sink == nil {
+		if len(n.IndexURLs) > 0 && len(old.IndexURLs) == 0 {
+			return fmt.Errorf("storage.index_urls: announcing is off; restart to turn it on")
+		}
+		return nil
+	}
+	if rt, ok := a.sink.(Retargeter); ok {
+		if err := rt.CheckRetarget(n.IndexURLs); err != nil {
+			return fmt.Errorf("storage.index_urls: %w", err)
+		}
+	}
+	return nil
+}
+
+// retarget points a Retargeter sink at cfg's index_urls and index_token.
+func (a *announcer) retarget(cfg Config) error {
+	if rt, ok := a.sink.(Retargeter); ok {
+		if err := rt.Retarget(cfg.IndexURLs, cfg.IndexToken); err != nil {
+			return fmt.Errorf("storage.index_urls: %w", err)
+		}
+	}
+	return nil
+}
 
 // enqueue queues a record; with no sink it does nothing. A full queue drops
 // its oldest record (counted as announces_total{result="dropped"}).

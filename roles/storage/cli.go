@@ -35,22 +35,27 @@ func newCLIClient(env cli.Env, f *cli.Flags, getenv func(string) string, scope s
 	if err != nil {
 		return nil, err
 	}
+	return NewHTTPClient(url, cliToken(env, f, getenv, scope), client.Options{Role: "cli"}), nil
+}
+
+// cliToken returns a token source for scope that asks once, on first use.
+// For a read scope a failure means no token: reads are public by default,
+// and a node with private reads answers 401, which says what is missing.
+func cliToken(env cli.Env, f *cli.Flags, getenv func(string) string, scope string) func(context.Context) (string, error) {
 	src := f.TokenSource(env, getenv, scope)
+	optional := scope == scopeRead || scope == scopeIndexRead
 	var once sync.Once
 	var tok string
 	var tokErr error
-	token := func(ctx context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
 		once.Do(func() {
 			tok, tokErr = src(ctx)
-			if tokErr != nil && scope == scopeRead {
-				// Reads are public by default: go without a token; a node
-				// with private reads answers 401, which says what is missing.
+			if tokErr != nil && optional {
 				tok, tokErr = "", nil
 			}
 		})
 		return tok, tokErr
 	}
-	return NewHTTPClient(url, token, client.Options{Role: "cli"}), nil
 }
 
 func putCommand(env cli.Env, getenv func(string) string) *cobra.Command {
@@ -215,7 +220,7 @@ func withProgress(cmd *cobra.Command, r io.Reader, size int64, what string) io.R
 
 func getCommand(env cli.Env, getenv func(string) string, cat bool) *cobra.Command {
 	var f cli.Flags
-	var out string
+	var out, index string
 	use, short := "get b3:… [--out FILE]", "Fetch an object, verify it, write it to FILE (or stdout)"
 	if cat {
 		use, short = "cat b3:…", "Fetch an object to stdout, verified, without progress"
@@ -229,10 +234,12 @@ func getCommand(env cli.Env, getenv func(string) string, cat bool) *cobra.Comman
 			if err != nil {
 				return cli.Exit(cli.ExitFailure, err)
 			}
-			return cli.Classify(getObject(cmd, env, &f, getenv, id, out, !cat))
+			return cli.Classify(getObject(cmd, env, &f, getenv, id, out, !cat, index))
 		},
 	}
 	f.Register(cmd, roleName)
+	cmd.Flags().StringVar(&index, "index", "", "index base URL asked for other providers on a 404 "+
+		"(default: the configured local index listener, when the node runs the index role)")
 	if !cat {
 		cmd.Flags().StringVar(&out, "out", "", "write to FILE (via FILE.part, renamed once verified)")
 	}
@@ -240,13 +247,19 @@ func getCommand(env cli.Env, getenv func(string) string, cat bool) *cobra.Comman
 }
 
 // getObject streams an object to out (or stdout), hashing as it goes; a
-// digest mismatch fails and leaves no file behind.
-func getObject(cmd *cobra.Command, env cli.Env, f *cli.Flags, getenv func(string) string, id store.ID, out string, progress bool) error {
+// digest mismatch fails and leaves no file behind. On a 404 it tries the
+// providers the index knows (getFromProviders).
+func getObject(cmd *cobra.Command, env cli.Env, f *cli.Flags, getenv func(string) string, id store.ID, out string,
+	progress bool, index string) error {
 	c, err := newCLIClient(env, f, getenv, scopeRead)
 	if err != nil {
 		return err
 	}
+	defer c.c.Close()
 	body, info, err := c.Get(cmd.Context(), id)
+	if IsNotFound(err) {
+		return getFromProviders(cmd, env, f, getenv, id, out, index, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -258,7 +271,7 @@ func getObject(cmd *cobra.Command, env cli.Env, f *cli.Flags, getenv func(string
 	if out == "" {
 		return copyVerified(cmd.OutOrStdout(), src, id)
 	}
-	return writeFileVerified(out, src, id)
+	return writeFileVerified(out, func(w io.Writer) error { return copyVerified(w, src, id) })
 }
 
 // copyVerified copies r to w and checks the whole digest at the end. Bytes
@@ -274,13 +287,15 @@ func copyVerified(w io.Writer, r io.Reader, id store.ID) error {
 	return nil
 }
 
-func writeFileVerified(out string, r io.Reader, id store.ID) error {
+// writeFileVerified lets fill write FILE.part, which it syncs and renames to
+// out once fill succeeds (fill verifies); on any failure it removes it.
+func writeFileVerified(out string, fill func(io.Writer) error) error {
 	part := out + ".part"
 	file, err := os.OpenFile(part, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return cli.Exit(cli.ExitFailure, err)
 	}
-	err = copyVerified(file, r, id)
+	err = fill(file)
 	if err == nil {
 		err = file.Sync()
 	}

@@ -5,6 +5,8 @@ package storage
 
 import (
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/ronhq/ron/httpx"
@@ -28,7 +30,9 @@ type Config struct {
 	GetWorkers         int           `koanf:"get_workers" help:"GET pool size (GET, HEAD, chunks, inventory, has, DELETE)"`
 	PutWorkers         int           `koanf:"put_workers" help:"PUT pool size (POST, PUT)"`
 	PublicReads        bool          `koanf:"public_reads" help:"false → GET and HEAD need a storage:read token"`
-	ProviderTTL        time.Duration `koanf:"provider_ttl" help:"TTL of announced provider records; re-provide every TTL/2"`
+	IndexURLs          []string      `koanf:"index_urls" help:"index base URLs to announce to when no index role runs in this process"`
+	IndexToken         string        `koanf:"index_token" secret:"true" help:"bearer token (index:write) for index_urls; empty = minted from the root key"`
+	ProviderTTL        time.Duration `koanf:"provider_ttl" help:"TTL of announced provider records (1s–86400s); re-provide every TTL/2"`
 	AnnounceQueue      int           `koanf:"announce_queue" help:"announce queue capacity (drop_oldest)"`
 	SidecarCacheBytes  config.Size   `koanf:"sidecar_cache_bytes" help:"parsed sidecar LRU size"`
 	QuarantineKeep     time.Duration `koanf:"quarantine_keep" help:"how long quarantined files are kept"`
@@ -50,12 +54,17 @@ func DefaultConfig() Config {
 		GetWorkers:         64,
 		PutWorkers:         16,
 		PublicReads:        true,
+		IndexURLs:          []string{},
 		ProviderTTL:        600 * time.Second,
 		AnnounceQueue:      1024,
 		SidecarCacheBytes:  64 << 20,
 		QuarantineKeep:     168 * time.Hour,
 	}
 }
+
+// MaxProviderTTL is the longest provider record TTL an index accepts
+// (spec/index.md §4: ttl_s ≤ provider_ttl_max = 86400).
+const MaxProviderTTL = 86400 * time.Second
 
 // Validate checks values that parse but make no sense.
 func (c Config) Validate() error {
@@ -66,8 +75,45 @@ func (c Config) Validate() error {
 		return fmt.Errorf("storage.max_object_bytes must be positive")
 	case c.QueueCapacity < 1 || c.GetWorkers < 1 || c.PutWorkers < 1 || c.AnnounceQueue < 1:
 		return fmt.Errorf("storage: queue_capacity, get_workers, put_workers and announce_queue must be at least 1")
-	case c.UploadStallTimeout <= 0 || c.StreamWriteTimeout <= 0 || c.QueueTimeout <= 0 || c.ProviderTTL <= 0:
-		return fmt.Errorf("storage: timeouts and provider_ttl must be positive")
+	case c.UploadStallTimeout <= 0 || c.StreamWriteTimeout <= 0 || c.QueueTimeout <= 0:
+		return fmt.Errorf("storage: timeouts must be positive")
+	}
+	return c.validateAnnounce()
+}
+
+// validateAnnounce checks provider_ttl and index_urls.
+func (c Config) validateAnnounce() error {
+	if c.ProviderTTL < time.Second || c.ProviderTTL > MaxProviderTTL {
+		return fmt.Errorf("storage.provider_ttl: %v is outside 1s–%v", c.ProviderTTL, MaxProviderTTL)
+	}
+	seen := make(map[string]bool, len(c.IndexURLs))
+	for _, u := range c.IndexURLs {
+		if err := CheckIndexURL(u); err != nil {
+			return fmt.Errorf("storage.index_urls: %w", err)
+		}
+		if seen[u] {
+			return fmt.Errorf("storage.index_urls: %q is listed twice", u)
+		}
+		seen[u] = true
+	}
+	return nil
+}
+
+// CheckIndexURL validates one storage.index_urls entry: an absolute http or
+// https URL with a host and no userinfo, query or fragment.
+func CheckIndexURL(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%q is not a URL", raw)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("%q: scheme must be http or https", raw)
+	case u.Host == "" || u.Hostname() == "":
+		return fmt.Errorf("%q: host required", raw)
+	case u.User != nil:
+		return fmt.Errorf("%q: userinfo not allowed", raw)
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(raw, "#"):
+		return fmt.Errorf("%q: query and fragment not allowed", raw)
 	}
 	return nil
 }

@@ -118,6 +118,13 @@ type testRole struct {
 // metrics and keys, and a fake sink. It stops at the end of the test.
 func startRole(t *testing.T, mod func(*Config)) *testRole {
 	t.Helper()
+	return startRoleOpts(t, mod, nil)
+}
+
+// startRoleOpts is startRole with the Options adjusted by opts (after the
+// fake sink is set, so opts may replace it).
+func startRoleOpts(t *testing.T, mod func(*Config), opts func(*Options)) *testRole {
+	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
 	if mod != nil {
@@ -128,8 +135,12 @@ func startRole(t *testing.T, mod func(*Config)) *testRole {
 		t.Fatal(err)
 	}
 	sink := newFakeSink()
-	r := New(Options{Config: cfg, DataDir: t.TempDir(), Log: zerolog.Nop(), Metrics: runtime.NewMetrics(nil),
-		Keys: keys, Version: "test", Sink: sink})
+	opt := Options{Config: cfg, DataDir: t.TempDir(), Log: zerolog.Nop(), Metrics: runtime.NewMetrics(nil),
+		Keys: keys, Version: "test", Sink: sink}
+	if opts != nil {
+		opts(&opt)
+	}
+	r := New(opt)
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := r.Start(ctx); err != nil {
 		cancel()

@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"time"
+
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/ronhq/ron/runtime"
@@ -36,6 +38,12 @@ func (r roleMetrics) authFailure(kind string) {
 func (r roleMetrics) announce(result string, n int) {
 	r.counter("storage_announces_total", "result", result).Add(n)
 }
+
+// reprovideDuration sets ron_storage_reprovide_last_duration_seconds.
+func (r roleMetrics) reprovideDuration(d time.Duration) {
+	r.m.Gauge("storage_reprovide_last_duration_seconds", nil, "role", roleName).Set(d.Seconds())
+}
+
 func (r roleMetrics) chunksVerified() *metrics.Counter {
 	return r.counter("storage_chunks_verified_total")
 }

@@ -37,8 +37,11 @@ type Options struct {
 	Keys    *auth.Keyring
 	Bus     *runtime.Bus // ServiceCrashed events of the role's workers; nil = none
 	Version string
-	Sink    Sink               // provider announcements; nil = announcing off
-	Ops     func(e *echo.Echo) // mounts the shared ops routes; nil = none
+	// Sink receives provider announcements and re-provide batches; nil =
+	// announcing off. A Sink that is also a Retargeter follows hot reloads of
+	// index_urls and index_token (Start points it at the configured ones).
+	Sink Sink
+	Ops  func(e *echo.Echo) // mounts the shared ops routes; nil = none
 	// AnnounceOff explains why Sink is nil, for /api/v1/status.
 	AnnounceOff string
 }
@@ -56,6 +59,7 @@ type Role struct {
 	server    *httpx.Server
 	admit     *admission
 	announce  *announcer
+	reprovide *reprovider  // nil when announcing is off
 	lastProbe atomic.Int64 // unix ns of the last successful probe; 0 = none or failed
 	draining  atomic.Bool
 }
@@ -84,6 +88,13 @@ func (r *Role) Start(ctx context.Context) error {
 	cfg := r.cfg.Load()
 	r.admit = newAdmission(r.opt.Metrics, cfg.QueueCapacity, cfg.GetWorkers, cfg.PutWorkers, cfg.QueueTimeout)
 	r.announce = newAnnouncer(r.opt.Sink, r.opt.Metrics, cfg.AnnounceQueue)
+	if err := r.announce.retarget(*cfg); err != nil {
+		_ = engine.Close()
+		return fmt.Errorf("storage: %w", err)
+	}
+	if r.announce.enabled() {
+		r.reprovide = newReprovider(engine, r.announce, r.cfg, r.metrics, r.log)
+	}
 	r.registerGauges()
 	r.probe(ctx)
 	r.server = httpx.NewServer(httpx.ServerOptions{
@@ -123,6 +134,9 @@ func (r *Role) Addr() string { return r.server.Addr() }
 func (r *Role) Run(ctx context.Context) error {
 	r.tasks.Go("probe", r.probeLoop)
 	r.tasks.Go("announce", r.announce.run)
+	if r.reprovide != nil {
+		r.tasks.Go("reprovide", r.reprovide.run)
+	}
 	if sw, ok := r.engine.(sweeper); ok {
 		r.tasks.Go("sweep", func(ctx context.Context) error {
 			return every(ctx, sweepEvery, func(ctx context.Context) error { _, err := sw.Sweep(ctx); return err })
@@ -234,15 +248,35 @@ func (r *Role) probe(ctx context.Context) {
 	r.lastProbe.Store(time.Now().UnixNano())
 }
 
-// Apply hot-reloads the keys spec/storage.md §7 allows and rejects the rest by
-// name.
-func (r *Role) Apply(cfg any) error {
+// CheckApply reports whether Apply(cfg) would succeed, changing nothing:
+// cfg must be a valid storage Config that changes no restart-only key and
+// whose index_urls the sink can take.
+func (r *Role) CheckApply(cfg any) error {
 	n, ok := cfg.(Config)
 	if !ok {
 		return fmt.Errorf("storage: Apply got %T", cfg)
 	}
-	if keys := r.cfg.Load().restartOnly(n); len(keys) > 0 {
+	if err := n.Validate(); err != nil {
+		return err
+	}
+	old := r.cfg.Load()
+	if keys := old.restartOnly(n); len(keys) > 0 {
 		return fmt.Errorf("these keys need a restart: %v", keys)
+	}
+	return r.announce.checkRetarget(*old, n)
+}
+
+// Apply hot-reloads the keys spec/storage.md §7 allows (limits, timeouts,
+// public_reads, min_free_bytes, provider_ttl, index_urls, index_token) and
+// rejects the rest by name. A new provider_ttl applies to the next announce
+// and re-provide pass.
+func (r *Role) Apply(cfg any) error {
+	if err := r.CheckApply(cfg); err != nil {
+		return err
+	}
+	n := cfg.(Config)
+	if err := r.announce.retarget(n); err != nil {
+		return err
 	}
 	r.cfg.Store(&n)
 	if mf, ok := r.engine.(interface{ SetMinFreeBytes(int64) }); ok {
@@ -250,22 +284,22 @@ func (r *Role) Apply(cfg any) error {
 	}
 	r.admit.timeout.Store(int64(n.QueueTimeout))
 	r.server.SetLimits(n.Ingress.Limits())
+	if r.reprovide != nil {
+		r.reprovide.reload()
+	}
 	return nil
 }
 
-// Details is the role's object in /api/v1/status.
+// Details is the role's object in /api/v1/status. Its "announce" field is
+// "on: local index", "on: index_urls (N)" or "off: <reason>".
 func (r *Role) Details() any {
 	st := r.engine.Stats()
 	free, _ := r.engine.Free()
-	d := map[string]any{
+	return map[string]any{
 		"engine": r.engineName(), "objects": st.Objects, "bytes": st.Bytes,
 		"quarantined": st.Quarantined, "free_bytes": free, "probe_ok": r.probeOK(),
-		"announce": "on",
+		"announce": r.announce.status(r.opt.AnnounceOff),
 	}
-	if !r.announce.enabled() {
-		d["announce"] = "off: " + r.opt.AnnounceOff
-	}
-	return d
 }
 
 func (r *Role) engineName() string {

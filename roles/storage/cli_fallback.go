@@ -1,0 +1,257 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ronhq/ron/httpx/client"
+	"github.com/ronhq/ron/roles/cli"
+	"github.com/ronhq/ron/store"
+)
+
+// Provider fallback of `ron get` (spec/storage.md §9, cluster.md §7).
+const (
+	indexRole      = "index"
+	scopeIndexRead = "index:read"
+	// metaTimeout bounds the index lookup and each chunk-list fetch.
+	metaTimeout = 10 * time.Second
+	// chunkProgress is how long a provider may take to deliver one chunk.
+	chunkProgress = 10 * time.Second
+)
+
+// indexURL is --index, else the configured local index listener; "" when
+// the node has none or its config cannot be read (the 404 then stands).
+func indexURL(env cli.Env, flag string) string {
+	if flag != "" {
+		return flag
+	}
+	n, err := env.Node()
+	if err != nil || n.Listen[indexRole] == "" {
+		return ""
+	}
+	return "http://" + n.Listen[indexRole]
+}
+
+// getFromProviders answers the server's 404 (notFound) by asking the index
+// for id's providers and fetching from them in order, first verified
+// success wins. Every failure here exits 1: the server itself answered.
+func getFromProviders(cmd *cobra.Command, env cli.Env, f *cli.Flags, getenv func(string) string, id store.ID,
+	out, index string, notFound error) error {
+	base := indexURL(env, index)
+	if base == "" {
+		return notFound
+	}
+	ctx := cmd.Context()
+	addrs, err := providersOf(ctx, base, cliToken(env, f, getenv, scopeIndexRead), id)
+	switch {
+	case IsNotFound(err):
+		return cli.Exit(cli.ExitFailure, fmt.Errorf("%s: not on the server and the index knows no provider", id))
+	case err != nil:
+		return cli.Exit(cli.ExitFailure, fmt.Errorf("%s: not on the server; asking the index failed: %w", id, err))
+	}
+	pf := &providerFetch{id: id, token: cliToken(env, f, getenv, scopeRead), whole: store.NewHasher()}
+	if out == "" {
+		return pf.run(ctx, addrs, cmd.OutOrStdout())
+	}
+	return writeFileVerified(out, func(w io.Writer) error {
+		if file, ok := w.(*os.File); ok {
+			pf.rewind = func() error { return rewindFile(file) }
+		}
+		return pf.run(ctx, addrs, w)
+	})
+}
+
+// rewindFile empties f and moves its offset to the start.
+func rewindFile(f *os.File) error {
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	_, err := f.Seek(0, io.SeekStart)
+	return err
+}
+
+// providersOf returns the base URLs of id's providers in the index's order
+// (GET /providers/{b3}).
+func providersOf(ctx context.Context, base string, token func(context.Context) (string, error), id store.ID) ([]string, error) {
+	c := client.New(client.Options{BaseURL: base, Token: token, Role: "cli"})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, metaTimeout)
+	defer cancel()
+	var list struct {
+		Providers []struct {
+			Addr string `json:"addr"`
+		} `json:"providers"`
+	}
+	if err := c.JSON(ctx, http.MethodGet, "/providers/"+id.String(), nil, &list); err != nil {
+		return nil, err
+	}
+	addrs := make([]string, 0, len(list.Providers))
+	for _, p := range list.Providers {
+		addrs = append(addrs, p.Addr)
+	}
+	return addrs, nil
+}
+
+// providerFetch is the verified transfer of spec/storage.md §4 across
+// providers: the first valid chunk list fixes size and chunk hashes; every
+// chunk is checked before it is written, so a bad provider writes nothing
+// wrong, and the next one resumes at the first unwritten chunk with a
+// Range request. The whole digest is checked at the end: a provider whose
+// list matches its own wrong bytes is caught only there, and then counts as
+// failed when the destination can be rewound (a file); bytes already
+// written to a stream cannot be taken back (known v1 limit, §4).
+type providerFetch struct {
+	id     store.ID
+	token  func(context.Context) (string, error)
+	rewind func() error // empties the destination; nil for a stream
+	whole  *store.Hasher
+	chunks []store.ID // nil until a provider gave a valid list
+	size   int64
+	off    int64 // bytes verified and written
+}
+
+// writeError is a failure of the destination, not of a provider.
+type writeError struct{ err error }
+
+func (e *writeError) Error() string { return "write: " + e.err.Error() }
+func (e *writeError) Unwrap() error { return e.err }
+
+// run tries addrs in order until one completes the object.
+func (p *providerFetch) run(ctx context.Context, addrs []string, w io.Writer) error {
+	var last error = errors.New("the index listed none")
+	tried := 0
+	for _, addr := range addrs {
+		if ctx.Err() != nil {
+			break
+		}
+		tried++
+		err := p.from(ctx, addr, w)
+		if err == nil {
+			if err = p.check(); err == nil || p.rewind == nil {
+				return err
+			}
+			if rerr := p.restart(); rerr != nil {
+				return cli.Exit(cli.ExitFailure, rerr)
+			}
+		}
+		var we *writeError
+		if errors.As(err, &we) {
+			return cli.Exit(cli.ExitFailure, err)
+		}
+		last = fmt.Errorf("%s: %w", addr, err)
+	}
+	return cli.Exit(cli.ExitFailure, fmt.Errorf("%s: not on the server; %d provider(s) tried, none served it verified (last: %v)",
+		p.id, tried, last))
+}
+
+// check compares the whole digest with the id.
+func (p *providerFetch) check() error {
+	if got, _, _ := p.whole.Sum(); got != p.id {
+		return cli.Exit(cli.ExitFailure, fmt.Errorf("digest mismatch: got %s, want %s", got, p.id))
+	}
+	return nil
+}
+
+// restart forgets the chunk list and everything written, after a whole
+// digest mismatch, so that the next provider starts afresh.
+func (p *providerFetch) restart() error {
+	if err := p.rewind(); err != nil {
+		return &writeError{err}
+	}
+	p.whole, p.chunks, p.size, p.off = store.NewHasher(), nil, 0, 0
+	return nil
+}
+
+// from fetches the rest of the object from one provider into w. A provider
+// that stalls for chunkProgress is given up.
+func (p *providerFetch) from(ctx context.Context, addr string, w io.Writer) error {
+	c := NewHTTPClient(addr, p.token, client.Options{Role: "cli", Retries: -1})
+	defer c.c.Close()
+	if p.chunks == nil {
+		if err := p.learnChunks(ctx, c); err != nil {
+			return err
+		}
+	}
+	if p.off == p.size {
+		return nil
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stall := time.AfterFunc(chunkProgress, cancel)
+	defer stall.Stop()
+	body, err := p.open(pctx, c)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	buf := make([]byte, store.ChunkSize)
+	for p.off < p.size {
+		i := int(p.off / store.ChunkSize)
+		chunk := buf[:store.ChunkLen(p.size, i)]
+		stall.Reset(chunkProgress)
+		if _, err := io.ReadFull(body, chunk); err != nil {
+			if pctx.Err() != nil && ctx.Err() == nil {
+				err = fmt.Errorf("no progress for %s", chunkProgress)
+			}
+			return fmt.Errorf("chunk %d: %w", i, err)
+		}
+		if store.Sum(chunk) != p.chunks[i] {
+			return fmt.Errorf("chunk %d does not match its hash", i)
+		}
+		if _, err := w.Write(chunk); err != nil {
+			return &writeError{err}
+		}
+		p.whole.Write(chunk)
+		p.off += int64(len(chunk))
+	}
+	return nil
+}
+
+// learnChunks fetches and checks the provider's chunk list.
+func (p *providerFetch) learnChunks(ctx context.Context, c *HTTPClient) error {
+	ctx, cancel := context.WithTimeout(ctx, metaTimeout)
+	defer cancel()
+	l, err := c.Chunks(ctx, p.id)
+	if err != nil {
+		return err
+	}
+	bad := errors.New("invalid chunk list")
+	if l.ID != p.id.String() || l.Size < 0 || l.ChunkSize != store.ChunkSize || len(l.Chunks) != store.ChunkCount(l.Size) {
+		return bad
+	}
+	ids := make([]store.ID, len(l.Chunks))
+	for i, s := range l.Chunks {
+		if ids[i], err = store.ParseID(s); err != nil {
+			return bad
+		}
+	}
+	p.chunks, p.size = ids, l.Size
+	return nil
+}
+
+// open starts GET /o/{b3} at the first unwritten byte: 200 from the start,
+// else 206 with exactly that range.
+func (p *providerFetch) open(ctx context.Context, c *HTTPClient) (io.ReadCloser, error) {
+	req := &client.Request{Path: "/o/" + p.id.String(), Op: "get", Header: http.Header{}}
+	want, wantRange := http.StatusOK, ""
+	if p.off > 0 {
+		want, wantRange = http.StatusPartialContent, fmt.Sprintf("bytes %d-%d/%d", p.off, p.size-1, p.size)
+		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", p.off))
+	}
+	resp, err := c.c.Do(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != want || resp.Header.Get("Content-Range") != wantRange {
+		resp.Body.Close()
+		return nil, fmt.Errorf("answered %d %q to a read from byte %d", resp.StatusCode, resp.Header.Get("Content-Range"), p.off)
+	}
+	return resp.Body, nil
+}

@@ -1,0 +1,358 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ronhq/ron/roles/cli"
+	"github.com/ronhq/ron/store"
+)
+
+// fbIndex is a fake index: GET /providers/{b3} lists addrs in order, 404
+// for any other id.
+func fbIndex(t *testing.T, id string, addrs ...string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path != "/providers/"+id {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"error":{"code":"not_found","message":"no providers"}}`))
+			return
+		}
+		type rec struct {
+			Node string `json:"node"`
+			Addr string `json:"addr"`
+		}
+		out := struct {
+			B3        string `json:"b3"`
+			Providers []rec  `json:"providers"`
+		}{B3: id, Providers: []rec{}}
+		for i, a := range addrs {
+			out.Providers = append(out.Providers, rec{Node: "n" + strconv.Itoa(i), Addr: a})
+		}
+		_ = json.NewEncoder(w).Encode(out)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// fbBad is a fake storage serving body as the object id: with its chunk
+// list (lying = true, consistent with the wrong bytes) or the true one.
+type fbBad struct {
+	*httptest.Server
+	mu    sync.Mutex
+	calls int
+}
+
+func newFBBad(t *testing.T, id string, body []byte, trueChunks []string) *fbBad {
+	t.Helper()
+	b := &fbBad{}
+	_, chunks, size := sumOf(body)
+	if trueChunks != nil {
+		chunks = trueChunks
+	}
+	b.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		b.calls++
+		b.mu.Unlock()
+		switch r.URL.Path {
+		case "/o/" + id + "/chunks":
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(ChunkList{ID: id, Size: size, ChunkSize: store.ChunkSize, Chunks: chunks})
+		case "/o/" + id:
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+			_, _ = w.Write(body)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(b.Close)
+	return b
+}
+
+func (b *fbBad) requests() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.calls
+}
+
+// sumOf returns body's id, chunk ids (as strings) and size.
+func sumOf(body []byte) (string, []string, int64) {
+	h := store.NewHasher()
+	h.Write(body)
+	id, cs, n := h.Sum()
+	chunks := make([]string, len(cs))
+	for i, c := range cs {
+		chunks[i] = c.String()
+	}
+	return id.String(), chunks, n
+}
+
+// fbProxy fronts a real storage role and records the Range of each GET.
+type fbProxy struct {
+	*httptest.Server
+	mu     sync.Mutex
+	ranges []string
+}
+
+func newFBProxy(t *testing.T, tr *testRole) *fbProxy {
+	t.Helper()
+	u, err := url.Parse(tr.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &fbProxy{}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/chunks") {
+			p.mu.Lock()
+			p.ranges = append(p.ranges, r.Header.Get("Range"))
+			p.mu.Unlock()
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+func (p *fbProxy) gets() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.ranges...)
+}
+
+// fbRun runs `ron args…` with the storage commands mounted and no token
+// available, mapping the error to an exit code as main does.
+func fbRun(t *testing.T, env cli.Env, args ...string) (code int, stdout []byte, err error) {
+	t.Helper()
+	root := &cobra.Command{Use: "ron", SilenceUsage: true, SilenceErrors: true}
+	root.AddCommand(Commands(env, func(string) string { return "" })...)
+	var out, errw bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errw)
+	root.SetArgs(args)
+	err = root.ExecuteContext(context.Background())
+	var ee *cli.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.Code
+	case err != nil:
+		code = cli.ExitFailure
+	}
+	return code, out.Bytes(), err
+}
+
+// fbEnv is a node without a root key whose admin plane is down (so no
+// token) and whose index listener is index ("" none).
+func fbEnv(t *testing.T, index string) cli.Env {
+	listen := map[string]string{}
+	if index != "" {
+		listen["index"] = strings.TrimPrefix(index, "http://")
+	}
+	admin := fbClosedAddr(t)
+	dir := t.TempDir()
+	return cli.Env{Node: func() (cli.Node, error) {
+		return cli.Node{DataDir: dir, AdminListen: admin, Listen: listen}, nil
+	}}
+}
+
+func fbClosedAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// fbWorld is a storage without the object (the --server), a storage
+// holding it behind a recording proxy, and the object.
+type fbWorld struct {
+	primary *testRole
+	holder  *fbProxy
+	body    []byte
+	id      string
+	chunks  []string
+}
+
+func newFBWorld(t *testing.T, body []byte) *fbWorld {
+	t.Helper()
+	primary, holder := startRole(t, nil), startRole(t, nil)
+	id := holder.put(body, "application/octet-stream")
+	_, chunks, _ := sumOf(body)
+	return &fbWorld{primary: primary, holder: newFBProxy(t, holder), body: body, id: id, chunks: chunks}
+}
+
+// corrupt returns w.body with one byte flipped at off.
+func (w *fbWorld) corrupt(off int) []byte {
+	b := bytes.Clone(w.body)
+	b[off] ^= 0xff
+	return b
+}
+
+// TestGetFallbackResumes: the first provider serves a bad chunk 1, so the
+// verified chunk 0 stays written and the holder is asked for the rest with
+// a Range; to a file and to stdout alike, nothing wrong is ever written.
+func TestGetFallbackResumes(t *testing.T) {
+	w := newFBWorld(t, bigBody())
+	for _, mode := range []string{"out", "cat"} {
+		t.Run(mode, func(t *testing.T) {
+			bad := newFBBad(t, w.id, w.corrupt(store.ChunkSize+100), w.chunks)
+			idx := fbIndex(t, w.id, bad.URL, w.holder.URL)
+			before := len(w.holder.gets())
+			args := []string{"get", w.id, "--server", w.primary.base, "--index", idx.URL}
+			file := filepath.Join(t.TempDir(), "obj")
+			if mode == "out" {
+				args = append(args, "--out", file)
+			} else {
+				args = []string{"cat", w.id, "--server", w.primary.base, "--index", idx.URL}
+			}
+			code, stdout, err := fbRun(t, fbEnv(t, ""), args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %v", code, err)
+			}
+			got := stdout
+			if mode == "out" {
+				if got, err = os.ReadFile(file); err != nil {
+					t.Fatal(err)
+				}
+				fbNoFile(t, file+".part")
+			}
+			if !bytes.Equal(got, w.body) {
+				t.Fatalf("got %d bytes, not the object", len(got))
+			}
+			if gets := w.holder.gets()[before:]; len(gets) != 1 || gets[0] != "bytes=65536-" {
+				t.Fatalf("holder GETs %q, want one from byte 65536", gets)
+			}
+			if n := bad.requests(); n != 2 {
+				t.Fatalf("bad provider got %d requests, want chunk list + GET", n)
+			}
+		})
+	}
+}
+
+// TestGetFallbackDefaultIndex: without --index the configured local index
+// listener is asked; the empty object needs no body at all.
+func TestGetFallbackDefaultIndex(t *testing.T) {
+	w := newFBWorld(t, []byte{})
+	idx := fbIndex(t, w.id, w.holder.URL)
+	code, stdout, err := fbRun(t, fbEnv(t, idx.URL), "cat", w.id, "--server", w.primary.base)
+	if code != 0 || len(stdout) != 0 || w.id != emptyID {
+		t.Fatalf("exit %d (%v), stdout %q, id %s", code, err, stdout, w.id)
+	}
+}
+
+// TestGetFallbackFailures: every way the fallback can fail exits 1 (never
+// 2: the server answered) and leaves no file behind.
+func TestGetFallbackFailures(t *testing.T) {
+	w := newFBWorld(t, bigBody())
+	badChunk0 := newFBBad(t, w.id, w.corrupt(10), w.chunks)
+	short := newFBBad(t, w.id, w.body[:store.ChunkSize+10], w.chunks)
+	for _, tc := range []struct {
+		name  string
+		index string // "" = no --index and none configured
+		want  string
+	}{
+		{"no index", "", "not_found"},
+		{"index knows none", fbIndex(t, "b3:other").URL, "the index knows no provider"},
+		{"empty list", fbIndex(t, w.id).URL, "0 provider(s) tried"},
+		{"all providers fail", fbIndex(t, w.id, badChunk0.URL, short.URL, w.primary.base, "http://"+fbClosedAddr(t)).URL,
+			"4 provider(s) tried"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "obj")
+			args := []string{"get", w.id, "--server", w.primary.base, "--out", file}
+			if tc.index != "" {
+				args = append(args, "--index", tc.index)
+			}
+			code, _, err := fbRun(t, fbEnv(t, ""), args...)
+			if code != cli.ExitFailure || err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("exit %d (%v), want 1 mentioning %q", code, err, tc.want)
+			}
+			fbNoFile(t, file)
+			fbNoFile(t, file+".part")
+		})
+	}
+}
+
+// TestGetFallbackLyingList: a provider whose chunk list matches its own
+// wrong bytes is caught by the whole digest. To a file it counts as failed
+// and the next provider starts afresh; to stdout the bytes are out, so the
+// command fails (exit 1).
+func TestGetFallbackLyingList(t *testing.T) {
+	w := newFBWorld(t, bigBody())
+	lying := newFBBad(t, w.id, w.corrupt(store.ChunkSize+10), nil)
+	idx := fbIndex(t, w.id, lying.URL, w.holder.URL)
+	file := filepath.Join(t.TempDir(), "obj")
+	code, _, err := fbRun(t, fbEnv(t, ""), "get", w.id, "--server", w.primary.base, "--index", idx.URL, "--out", file)
+	if code != 0 {
+		t.Fatalf("get --out: exit %d (%v)", code, err)
+	}
+	if got, err := os.ReadFile(file); err != nil || !bytes.Equal(got, w.body) {
+		t.Fatalf("file holds %d bytes (%v), not the object", len(got), err)
+	}
+	if gets := w.holder.gets(); len(gets) != 1 || gets[0] != "" {
+		t.Fatalf("holder GETs %q, want one whole read", gets)
+	}
+	code, _, err = fbRun(t, fbEnv(t, ""), "cat", w.id, "--server", w.primary.base, "--index", idx.URL)
+	if code != cli.ExitFailure || err == nil || !strings.Contains(err.Error(), "digest mismatch") {
+		t.Fatalf("cat: exit %d (%v), want 1 with a digest mismatch", code, err)
+	}
+}
+
+// TestGetFallbackIndexUnreachable: an index that refuses connections is a
+// failure (exit 1, not 2: the server answered); its retries wait on the
+// bubble's clock.
+func TestGetFallbackIndexUnreachable(t *testing.T) {
+	primary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		// No keep-alive: the bubble must not keep an idle connection.
+		w.Header().Set("Connection", "close")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"error":{"code":"not_found","message":"not found"}}`))
+	}))
+	defer primary.Close()
+	env, dead := fbEnv(t, ""), "http://"+fbClosedAddr(t)
+	synctest.Test(t, func(t *testing.T) {
+		code, _, err := fbRun(t, env, "cat", helloID, "--server", primary.URL, "--index", dead)
+		if code != cli.ExitFailure || err == nil || !strings.Contains(err.Error(), "asking the index failed") {
+			t.Fatalf("exit %d (%v), want 1", code, err)
+		}
+	})
+}
+
+// TestGetNoFallbackWhenFound: an object on the server is served by it; the
+// index (down here: asking it would fail) is never asked.
+func TestGetNoFallbackWhenFound(t *testing.T) {
+	tr := startRole(t, nil)
+	id := tr.put([]byte("hello world"), "text/plain")
+	code, stdout, err := fbRun(t, fbEnv(t, ""), "cat", id, "--server", tr.base, "--index", "http://"+fbClosedAddr(t))
+	if code != 0 || string(stdout) != "hello world" {
+		t.Fatalf("exit %d (%v) stdout %q", code, err, stdout)
+	}
+}
+
+func fbNoFile(t *testing.T, path string) {
+	t.Helper()
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("%s exists (%v)", path, err)
+	}
+}

@@ -1,0 +1,171 @@
+// Package indexsink is the storage.Sink the composition root plugs into the
+// storage role (spec/storage.md §5): it turns storage.Records into index
+// provider records (spec/index.md §4) and delivers them to the index role of
+// this process when there is one, else to storage.index_urls over HTTP, one
+// URL at a time with failover.
+package indexsink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ronhq/ron/httpx/client"
+	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/storage"
+	"github.com/ronhq/ron/runtime"
+)
+
+// ErrNoTarget is returned by New, CheckRetarget and Retarget when there is
+// neither a local index nor an index URL to announce to.
+var ErrNoTarget = errors.New("indexsink: no local index and no index_urls")
+
+// Announcer is the part of index.Client a Sink uses; index.LocalClient and
+// index.HTTPClient are Announcers.
+type Announcer interface {
+	Announce(ctx context.Context, recs []indexdb.Announcement) (accepted, withdrawn int, err error)
+}
+
+// Options configure a Sink.
+type Options struct {
+	// Local is the in-process index; nil when the index role is not in
+	// this process. When set, URLs are not used.
+	Local Announcer
+	// URLs are storage.index_urls, used when Local is nil.
+	URLs []string
+	// Token supplies the bearer token for HTTP targets (index_token, else
+	// MintToken); nil sends none. Retarget's token, when set, overrides it.
+	Token func(ctx context.Context) (string, error)
+	// Node is this node's id (runtime/nodeid).
+	Node string
+	// Addr returns this storage's advertised base URL. It is evaluated once
+	// per batch: the listener may be bound to :0 until Start.
+	Addr func() string
+	// Region is cluster.zone ("" = none).
+	Region string
+	// Metrics receives the HTTP client metrics (breaker state, retries,
+	// timeouts) under role="storage"; nil keeps them private.
+	Metrics *runtime.Metrics
+}
+
+// Field syntax of spec/index.md §4.
+var (
+	nodeRE   = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+	regionRE = regexp.MustCompile(`^[A-Za-z0-9._-]{0,64}$`)
+)
+
+// Sink delivers provider records to an index. It implements
+// storage.Retargeter and is safe for concurrent use.
+type Sink struct {
+	opt    Options
+	static atomic.Pointer[string] // index_token from Retarget; "" = opt.Token
+
+	mu      sync.Mutex                // serialises Retarget and Close
+	targets atomic.Pointer[[]*target] // HTTP targets in configured order
+	last    atomic.Pointer[target]    // the target that last succeeded
+}
+
+var _ storage.Retargeter = (*Sink)(nil)
+
+// New validates opt and returns a Sink. It does no I/O. Errors: a bad URL,
+// node or region, a nil Addr, or ErrNoTarget when neither Local nor URLs is
+// set (the caller then leaves announcing off).
+func New(opt Options) (*Sink, error) {
+	switch {
+	case !nodeRE.MatchString(opt.Node):
+		return nil, fmt.Errorf("indexsink: node id %q: want 1–64 of A-Z a-z 0-9 . _ -", opt.Node)
+	case !regionRE.MatchString(opt.Region):
+		return nil, fmt.Errorf("indexsink: region %q: want 0–64 of A-Z a-z 0-9 . _ -", opt.Region)
+	case opt.Addr == nil:
+		return nil, errors.New("indexsink: Addr is required")
+	}
+	if opt.Metrics == nil {
+		opt.Metrics = runtime.NewMetrics(nil)
+	}
+	s := &Sink{opt: opt}
+	empty := ""
+	s.static.Store(&empty)
+	s.targets.Store(&[]*target{})
+	if err := s.Retarget(opt.URLs, ""); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Announce delivers one batch (at most 1000 records) all or nothing within
+// ctx's deadline. Errors are *httpx.Error values: 4xx other than 429 means
+// the batch or token was refused and retrying will not help. A batch that
+// ran out of time counts ron_io_timeouts_total{role="storage",op="index_rpc"}.
+func (s *Sink) Announce(ctx context.Context, batch []storage.Record) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	recs := s.convert(batch)
+	var err error
+	if s.opt.Local != nil {
+		_, _, err = s.opt.Local.Announce(ctx, recs)
+	} else {
+		err = s.announceHTTP(ctx, recs)
+	}
+	if err != nil && (client.IsTimeout(err) || errors.Is(err, context.DeadlineExceeded)) {
+		s.opt.Metrics.Counter("io_timeouts_total", "role", "storage", "op", "index_rpc").Inc()
+	}
+	return err
+}
+
+// convert builds the index records of batch. TTLs are rounded up to whole
+// seconds (a positive TTL never becomes a withdraw) and capped at
+// storage.MaxProviderTTL.
+func (s *Sink) convert(batch []storage.Record) []indexdb.Announcement {
+	addr := s.opt.Addr()
+	out := make([]indexdb.Announcement, len(batch))
+	for i, r := range batch {
+		out[i] = indexdb.Announcement{ID: r.ID, Node: s.opt.Node, Addr: addr, Region: s.opt.Region,
+			Type: r.Type, TTL: wholeSeconds(r.TTL)}
+	}
+	return out
+}
+
+func wholeSeconds(ttl time.Duration) time.Duration {
+	if ttl <= 0 {
+		return 0
+	}
+	if rem := ttl % time.Second; rem != 0 {
+		ttl += time.Second - rem
+	}
+	return min(ttl, storage.MaxProviderTTL)
+}
+
+// Target implements storage.Retargeter: "local index" or "index_urls (N)".
+func (s *Sink) Target() string {
+	if s.opt.Local != nil {
+		return "local index"
+	}
+	return fmt.Sprintf("index_urls (%d)", len(*s.targets.Load()))
+}
+
+// Close releases the idle connections of every HTTP target. The Sink stays
+// usable.
+func (s *Sink) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range *s.targets.Load() {
+		t.c.Close()
+	}
+}
+
+// token is the bearer token of HTTP targets: Retarget's static token, else
+// opt.Token's, else none.
+func (s *Sink) token(ctx context.Context) (string, error) {
+	if tok := *s.static.Load(); tok != "" {
+		return tok, nil
+	}
+	if s.opt.Token == nil {
+		return "", nil
+	}
+	return s.opt.Token(ctx)
+}

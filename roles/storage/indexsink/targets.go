@@ -1,0 +1,112 @@
+package indexsink
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/ronhq/ron/httpx/client"
+	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/storage"
+)
+
+// target is one index URL with its client, which owns the URL's breaker.
+type target struct {
+	url string
+	c   *index.HTTPClient
+}
+
+// CheckRetarget implements storage.Retargeter: every URL must pass
+// storage.CheckIndexURL, and without a local index at least one is needed.
+func (s *Sink) CheckRetarget(urls []string) error {
+	for _, u := range urls {
+		if err := storage.CheckIndexURL(u); err != nil {
+			return err
+		}
+	}
+	if s.opt.Local == nil && len(urls) == 0 {
+		return ErrNoTarget
+	}
+	return nil
+}
+
+// Retarget implements storage.Retargeter. Clients (and breakers) of URLs
+// kept are reused; those of dropped URLs are closed. Batches in flight
+// finish on the targets they started with. With a local index the URLs are
+// checked but not used.
+func (s *Sink) Retarget(urls []string, token string) error {
+	if err := s.CheckRetarget(urls); err != nil {
+		return err
+	}
+	if s.opt.Local != nil {
+		urls = nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := *s.targets.Load()
+	next := make([]*target, 0, len(urls))
+	for _, u := range urls {
+		if i := slices.IndexFunc(old, func(t *target) bool { return t.url == u }); i >= 0 {
+			next = append(next, old[i])
+			continue
+		}
+		next = append(next, s.newTarget(u))
+	}
+	for _, t := range old {
+		if !slices.Contains(next, t) {
+			t.c.Close()
+		}
+	}
+	s.static.Store(&token)
+	s.targets.Store(&next)
+	return nil
+}
+
+// newTarget builds the HTTP client of one URL. The client does not retry:
+// the sink fails over to the next URL and the announcer retries the batch.
+func (s *Sink) newTarget(url string) *target {
+	return &target{url: url, c: index.NewHTTPClient(url, s.token, client.Options{
+		Retries: -1, Role: "storage", Metrics: s.opt.Metrics.Set()})}
+}
+
+// announceHTTP tries the targets in order, starting with the one that last
+// succeeded; the first success wins. Each try gets an equal share of what
+// is left of ctx's deadline. A target whose breaker is open fails at once
+// without I/O and is skipped. When all fail the last real error (else the
+// breaker error) is returned.
+func (s *Sink) announceHTTP(ctx context.Context, recs []indexdb.Announcement) error {
+	list := *s.targets.Load()
+	if len(list) == 0 {
+		return ErrNoTarget
+	}
+	start := max(slices.Index(list, s.last.Load()), 0)
+	var lastErr error
+	for i := range list {
+		t := list[(start+i)%len(list)]
+		err := s.try(ctx, t, recs, len(list)-i)
+		if err == nil {
+			s.last.Store(t)
+			return nil
+		}
+		if lastErr == nil || !errors.Is(err, client.ErrBreakerOpen) {
+			lastErr = err
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return lastErr
+}
+
+// try sends recs to t with 1/share of ctx's remaining time.
+func (s *Sink) try(ctx context.Context, t *target, recs []indexdb.Announcement, share int) error {
+	if dl, ok := ctx.Deadline(); ok && share > 1 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Until(dl)/time.Duration(share))
+		defer cancel()
+	}
+	_, _, err := t.c.Announce(ctx, recs)
+	return err
+}
