@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/VictoriaMetrics/metrics v1.44.0
 	github.com/andybalholm/brotli v1.2.8
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/go-viper/mapstructure/v2 v2.5.0
 	github.com/gowebpki/jcs v1.0.2
 	github.com/hashicorp/golang-lru/v2 v2.0.7

@@ -207,7 +207,7 @@ func TestBadInput(t *testing.T) {
 	})
 
 	t.Run("stalled upload", func(t *testing.T) {
-		before := n.metric("ron_io_timeouts_total", `op="read_body"`)
+		before := n.metric("ron_io_timeouts_total", `role="storage"`, `op="read_body"`)
 		start := time.Now()
 		r := rawRequest(t, n.storage, fmt.Appendf(nil, "POST /o HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: 100\r\n\r\n0123456789", wtok), 10*time.Second)
 		if r.readErr != nil {
@@ -215,7 +215,7 @@ func TestBadInput(t *testing.T) {
 		}
 		wantError(t, "upload silent for upload_stall_timeout", r.httpResult, http.StatusRequestTimeout, "timeout")
 		t.Logf("408 after %s (upload_stall_timeout 1s)", time.Since(start).Round(time.Millisecond))
-		if after := n.metric("ron_io_timeouts_total", `op="read_body"`); after < max(before, 0)+1 {
+		if after := n.metric("ron_io_timeouts_total", `role="storage"`, `op="read_body"`); after < max(before, 0)+1 {
 			t.Errorf(`ron_io_timeouts_total{op="read_body"}: %v → %v, want +1`, before, after)
 		}
 		poll(t, 5*time.Second, "tmp/ to be empty after a stalled upload", func() bool { return len(n.partialTmp()) == 0 })
@@ -434,7 +434,7 @@ func TestBusy(t *testing.T) {
 		r := do(t, http.MethodPost, n.url("/o"), hdr("Authorization", "Bearer "+tok), []byte("second"))
 		wantError(t, "write with no PUT slot", r, http.StatusTooManyRequests, "busy")
 		wantRetryAfter(t, "write with no PUT slot", r, "1")
-		if v := n.metric("ron_busy_rejections_total", `endpoint="/o"`); v < 1 {
+		if v := n.metric("ron_busy_rejections_total", `role="storage"`, `endpoint="/o"`); v < 1 {
 			t.Errorf(`ron_busy_rejections_total{endpoint="/o"} = %v, want ≥ 1`, v)
 		}
 		// Reads have their own pool.
@@ -448,7 +448,7 @@ func TestBusy(t *testing.T) {
 		tok := n.token("storage:write")
 		holdUpload(t, n, tok)
 		poll(t, 5*time.Second, "the held upload to enter the work queue", func() bool {
-			return n.metric("ron_queue_depth", `queue="work"`) == 1
+			return n.metric("ron_queue_depth", `role="storage"`, `queue="work"`) == 1
 		})
 		for _, req := range []struct{ m, path string }{{http.MethodPost, "/o"}, {http.MethodGet, "/o/" + emptyID}} {
 			r := do(t, req.m, n.url(req.path), hdr("Authorization", "Bearer "+tok), nil)

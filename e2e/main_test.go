@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/zeebo/blake3"
+	"go.uber.org/goleak"
 )
 
 // Limits the helpers wait against. They are upper bounds for polls, never
@@ -60,7 +61,23 @@ func run(m *testing.M) int {
 	if bigFileDir != "" {
 		os.RemoveAll(bigFileDir)
 	}
+	if code == 0 {
+		code = checkLeaks()
+	}
 	return code
+}
+
+// checkLeaks is goleak.VerifyTestMain's check, run once the binary's temp
+// dir is gone: idle keep-alive connections are closed first, every other
+// goroutine still running is a leak.
+func checkLeaks() int {
+	httpClient.CloseIdleConnections()
+	http.DefaultClient.CloseIdleConnections()
+	if err := goleak.Find(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: goroutines leaked:", err)
+		return 1
+	}
+	return 0
 }
 
 // poll calls cond every pollEvery until it reports true, failing the test
@@ -74,9 +91,15 @@ func poll(t testing.TB, limit time.Duration, what string, cond func() bool) {
 
 // pollUntil is poll without the test: it reports whether cond became true.
 func pollUntil(limit time.Duration, cond func() bool) bool {
+	return pollUntilEvery(limit, pollEvery, cond)
+}
+
+// pollUntilEvery is pollUntil calling cond every `every` (for conditions
+// that cost a request or more).
+func pollUntilEvery(limit, every time.Duration, cond func() bool) bool {
 	deadline := time.NewTimer(limit)
 	defer deadline.Stop()
-	tick := time.NewTicker(pollEvery)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
 		if cond() {
@@ -133,10 +156,24 @@ func cleanEnv(extra ...string) []string {
 	return append(env, extra...)
 }
 
+// nodePorts are the host:port listeners of one node. Tests that must know
+// a node's addresses before it starts (index peers name each other) reserve
+// them with freePorts; a restart reuses them.
+type nodePorts struct {
+	admin, storage, index string
+}
+
+// freePorts reserves a fresh loopback address for every listener.
+func freePorts(t testing.TB) nodePorts {
+	t.Helper()
+	return nodePorts{admin: freeAddr(t), storage: freeAddr(t), index: freeAddr(t)}
+}
+
 // nodeOpts configure one `ron serve` process.
 type nodeOpts struct {
-	dataDir string   // "" = a fresh temp dir
-	args    []string // extra serve flags
+	dataDir string    // "" = a fresh temp dir
+	args    []string  // extra serve flags
+	ports   nodePorts // zero = fresh ports per launch
 	// degradedOK accepts a /readyz 503 that lists only degraded items (a node
 	// started with min_free_bytes above the disk's free space).
 	degradedOK bool
@@ -149,6 +186,8 @@ type node struct {
 	dataDir string
 	admin   string // host:port of the admin plane
 	storage string // host:port of the storage listener
+	index   string // host:port of the index listener
+	opts    nodeOpts
 	cmd     *exec.Cmd
 	out     *lockedBuffer
 	exited  chan struct{} // closed once the process has been reaped
@@ -175,7 +214,8 @@ func startNode(t *testing.T, o nodeOpts) *node {
 		if err == nil {
 			return n
 		}
-		if attempt < 3 && !n.running() && strings.Contains(n.out.String(), "address already in use") {
+		fresh := o.ports == (nodePorts{})
+		if fresh && attempt < 3 && !n.running() && strings.Contains(n.out.String(), "address already in use") {
 			t.Logf("%s: a port was taken before ron bound it; retrying on fresh ports", n.name)
 			continue
 		}
@@ -183,17 +223,23 @@ func startNode(t *testing.T, o nodeOpts) *node {
 	}
 }
 
-// launch starts one `ron serve` process on fresh ports.
+// launch starts one `ron serve` process on o.ports, or on fresh ports when
+// o.ports is zero. Every listener gets its own port, so parallel tests never
+// meet on a default one.
 func launch(t *testing.T, o nodeOpts) *node {
 	t.Helper()
 	nodeSeq.Lock()
 	nodeSeq.n++
 	name := fmt.Sprintf("node%d", nodeSeq.n)
 	nodeSeq.Unlock()
-	n := &node{t: t, name: name, dataDir: o.dataDir, admin: freeAddr(t), storage: freeAddr(t),
-		out: &lockedBuffer{}, exited: make(chan struct{})}
+	p := o.ports
+	if p == (nodePorts{}) {
+		p = freePorts(t)
+	}
+	n := &node{t: t, name: name, dataDir: o.dataDir, admin: p.admin, storage: p.storage, index: p.index,
+		opts: o, out: &lockedBuffer{}, exited: make(chan struct{})}
 	args := append([]string{"serve", "--admin.listen", n.admin, "--storage.listen", n.storage,
-		"--data-dir", n.dataDir}, o.args...)
+		"--index.listen", n.index, "--data-dir", n.dataDir}, o.args...)
 	n.cmd = exec.Command(ronBin, args...)
 	n.cmd.Dir = n.dataDir
 	n.cmd.Env = cleanEnv()
@@ -216,6 +262,16 @@ func launch(t *testing.T, o nodeOpts) *node {
 		}
 	})
 	return n
+}
+
+// restart starts a new `ron serve` on n's data dir, ports and flags (n must
+// have exited) and waits until it is ready.
+func (n *node) restart() *node {
+	n.t.Helper()
+	o := n.opts
+	o.dataDir = n.dataDir
+	o.ports = nodePorts{admin: n.admin, storage: n.storage, index: n.index}
+	return startNode(n.t, o)
 }
 
 func (n *node) running() bool {

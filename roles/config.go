@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/roles/storage"
 	"github.com/ronhq/ron/runtime/config"
 )
@@ -25,6 +26,7 @@ type Config struct {
 	DrainDeadline time.Duration  `koanf:"drain_deadline" help:"how long in-flight work may drain at shutdown (max 5s)"`
 	Log           LogConfig      `koanf:"log"`
 	Admin         AdminConfig    `koanf:"admin"`
+	Index         index.Config   `koanf:"index"`
 	Storage       storage.Config `koanf:"storage"`
 }
 
@@ -48,6 +50,7 @@ func DefaultConfig() Config {
 		DrainDeadline: 3 * time.Second,
 		Log:           LogConfig{Level: "info"},
 		Admin:         AdminConfig{Listen: "127.0.0.1:8080", Ingress: httpx.DefaultIngress()},
+		Index:         index.DefaultConfig(),
 		Storage:       storage.DefaultConfig(),
 	}
 }
@@ -78,10 +81,45 @@ func (c *Config) Validate() error {
 	if err := validateListen("admin.listen", c.Admin.Listen); err != nil {
 		return err
 	}
-	if err := validateListen("storage.listen", c.Storage.Listen); err != nil {
+	for _, l := range []struct{ key, addr string }{
+		{"index.listen", c.Index.Listen}, {"storage.listen", c.Storage.Listen},
+	} {
+		if err := validateListen(l.key, l.addr); err != nil {
+			return err
+		}
+	}
+	if err := c.Index.Validate(); err != nil {
 		return err
 	}
-	return c.Storage.Validate()
+	if err := c.Storage.Validate(); err != nil {
+		return err
+	}
+	return c.validateAdvertise()
+}
+
+// validateAdvertise applies ARCHITECTURE §7: a role whose URL others need
+// (storage when it announces, the index when it has peers to recognise
+// itself among) must not listen on an unspecified host without an
+// advertise_url.
+func (c *Config) validateAdvertise() error {
+	announces := c.Enabled("index") || len(c.Storage.IndexURLs) > 0
+	if c.Enabled("storage") && announces && c.Storage.AdvertiseURL == "" && unspecifiedHost(c.Storage.Listen) {
+		return fmt.Errorf("storage.advertise_url: needed to announce when storage.listen %q has no specific host", c.Storage.Listen)
+	}
+	if c.Enabled("index") && len(c.Index.Peers) > 0 && c.Index.AdvertiseURL == "" && unspecifiedHost(c.Index.Listen) {
+		return fmt.Errorf("index.advertise_url: needed with index.peers when index.listen %q has no specific host", c.Index.Listen)
+	}
+	return nil
+}
+
+// unspecifiedHost reports whether addr's host is empty, 0.0.0.0 or ::.
+func unspecifiedHost(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "" || (ip != nil && ip.IsUnspecified())
 }
 
 func validateRoles(names []string) error {

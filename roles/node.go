@@ -73,7 +73,7 @@ func NewNode(cfg *Config, reload configSource, logOut *os.File, version string) 
 
 func (n *Node) buildRoles(cfg *Config) error {
 	deps := &Deps{Config: cfg, Log: n.log, Metrics: n.metrics, Bus: n.bus, Keys: n.keys, Version: n.version,
-		Ops: func(e *echo.Echo) { mountOps(e, n) }}
+		Ops: func(e *echo.Echo) { mountOps(e, n) }, Roles: n.roles}
 	for _, e := range enabledEntries(cfg) {
 		r, err := e.New(deps)
 		if err != nil {
@@ -137,7 +137,16 @@ func (n *Node) Reload() (uint64, error) {
 	return v, nil
 }
 
+// applyRoles checks every role's part of next first, then applies it, so a
+// reload rejected by one role changes none.
 func (n *Node) applyRoles(next *Config) error {
+	for name, r := range n.roles {
+		if c, ok := r.(runtime.ApplyChecker); ok {
+			if err := c.CheckApply(roleConfig(next, name)); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
+	}
 	for name, r := range n.roles {
 		a, ok := r.(runtime.Applier)
 		if !ok {
@@ -156,6 +165,8 @@ func roleConfig(c *Config, role string) any {
 	switch role {
 	case "storage":
 		return c.Storage
+	case "index":
+		return c.Index
 	}
 	return nil
 }

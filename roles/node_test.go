@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +27,7 @@ func startNode(t *testing.T, mutate func(*Config)) (*Node, string) {
 	cfg.DataDir = t.TempDir()
 	cfg.Admin.Listen = "127.0.0.1:0"
 	cfg.Storage.Listen = "127.0.0.1:0"
+	cfg.Index.Listen = "127.0.0.1:0"
 	cfg.Log.Level = "error"
 	if mutate != nil {
 		mutate(&cfg)
@@ -80,10 +82,12 @@ func TestTwoNodesInOneProcess(t *testing.T) {
 	if code := getJSON(t, "GET", "http://"+a.AdminAddr()+"/api/v1/status", "", &st); code != 200 {
 		t.Fatalf("status %d", code)
 	}
-	if !st.Ready || !st.Amnesia || len(st.Roles) != 1 || st.Roles[0].Name != "storage" || st.Roles[0].State.String() != "running" || st.Roles[0].Listen != aStorage {
+	if !st.Ready || !st.Amnesia || len(st.Roles) != 2 || st.Roles[0].Name != "index" || st.Roles[1].Name != "storage" ||
+		st.Roles[1].State.String() != "running" || st.Roles[1].Listen != aStorage {
 		t.Fatalf("unexpected status %+v", st)
 	}
-	if len(st.Queues) == 0 || st.Queues[0] != (QueueStatus{Role: "storage", Queue: "work", Capacity: 512}) {
+	if !slices.Contains(st.Queues, QueueStatus{Role: "storage", Queue: "work", Capacity: 512}) ||
+		!slices.Contains(st.Queues, QueueStatus{Role: "index", Queue: "work", Capacity: 512}) {
 		t.Fatalf("queues in status: %+v", st.Queues)
 	}
 	var tok TokenReply

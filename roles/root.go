@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ronhq/ron/roles/cli"
+	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/roles/storage"
 	"github.com/ronhq/ron/runtime/config"
 )
@@ -43,7 +44,7 @@ func NewRootCommand(exit func(code int)) *cobra.Command {
 	env := cli.Env{Node: a.node}
 	root.AddCommand(a.serveCommand(), a.statusCommand(), rolesCommand(), a.configCommand(),
 		a.versionCommand(), a.tokenCommand())
-	for _, c := range storage.Commands(env, a.getenv) {
+	for _, c := range append(storage.Commands(env, a.getenv), index.Commands(env, a.getenv)...) {
 		root.AddCommand(c)
 	}
 	return root
@@ -65,10 +66,8 @@ func (a *app) node() (cli.Node, error) {
 		return cli.Node{}, cli.Exit(cli.ExitFailure, err)
 	}
 	listen := map[string]string{}
-	for _, e := range table {
-		if e.Listen != nil {
-			listen[e.Name] = e.Listen(cfg)
-		}
+	for _, e := range enabledEntries(cfg) {
+		listen[e.Name] = e.Listen(cfg)
 	}
 	return cli.Node{DataDir: cfg.DataDir, AdminListen: cfg.Admin.Listen, Listen: listen}, nil
 }

@@ -18,6 +18,10 @@ type Deps struct {
 	Keys    *auth.Keyring
 	Version string
 	Ops     func(e *echo.Echo) // mounts /healthz /readyz /metrics /version
+	// Roles holds the roles built so far, in table order: a role may use one
+	// that starts before it in the same process (storage announces to the
+	// local index).
+	Roles map[string]runtime.Role
 }
 
 // Entry is one row of the static role table.
@@ -32,7 +36,8 @@ type Entry struct {
 // index, storage, edge, gateway. They stop in reverse.
 var table = []Entry{
 	{Name: "registry", Summary: "append-only, quorum-signed log of control-plane descriptors"},
-	{Name: "index", Summary: "names and b3 addresses → manifests → providers"},
+	{Name: "index", Summary: "names and b3 addresses → manifests → providers",
+		Listen: func(c *Config) string { return c.Index.Listen }, New: newIndex},
 	{Name: "storage", Summary: "BLAKE3 content-addressed object store",
 		Listen: func(c *Config) string { return c.Storage.Listen }, New: newStorage},
 	{Name: "edge", Summary: "tile packs and immutable assets with range/cache semantics"},

@@ -1,23 +1,104 @@
 package roles
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/roles/storage"
+	"github.com/ronhq/ron/roles/storage/indexsink"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/nodeid"
 )
 
-// newStorage wires the storage role. Announcing is off until the index role
-// lands: no index client exists yet, so the sink is nil and status says why.
-func newStorage(d *Deps) (runtime.Role, error) {
-	return storage.New(storage.Options{
-		Config:      d.Config.Storage,
-		DataDir:     d.Config.DataDir,
-		Amnesia:     d.Config.Amnesia,
-		Log:         d.Log,
-		Metrics:     d.Metrics,
-		Keys:        d.Keys,
-		Bus:         d.Bus,
-		Version:     d.Version,
-		Ops:         d.Ops,
-		AnnounceOff: "no index client (the index role is not built yet)",
+// newIndex wires the index role.
+func newIndex(d *Deps) (runtime.Role, error) {
+	return index.New(index.Options{
+		Config:  d.Config.Index,
+		DataDir: d.Config.DataDir,
+		Amnesia: d.Config.Amnesia,
+		Log:     d.Log,
+		Metrics: d.Metrics,
+		Keys:    d.Keys,
+		Bus:     d.Bus,
+		Version: d.Version,
+		Ops:     d.Ops,
 	}), nil
+}
+
+// newStorage wires the storage role and its announcing (spec/storage.md §5):
+// to the index role of this process when there is one, else to
+// storage.index_urls, else announcing is off and status says why.
+func newStorage(d *Deps) (runtime.Role, error) {
+	opt := storage.Options{
+		Config:  d.Config.Storage,
+		DataDir: d.Config.DataDir,
+		Amnesia: d.Config.Amnesia,
+		Log:     d.Log,
+		Metrics: d.Metrics,
+		Keys:    d.Keys,
+		Bus:     d.Bus,
+		Version: d.Version,
+		Ops:     d.Ops,
+	}
+	var role *storage.Role
+	sink, off, err := announceSink(d, func() string { return storageURL(d.Config.Storage, role) })
+	if err != nil {
+		return nil, err
+	}
+	if sink != nil {
+		opt.Sink = sink
+	} else {
+		opt.AnnounceOff = off
+	}
+	role = storage.New(opt)
+	return role, nil
+}
+
+// announceSink builds storage's Sink, or says why there is none.
+func announceSink(d *Deps, addr func() string) (*indexsink.Sink, string, error) {
+	sc := d.Config.Storage
+	local, _ := d.Roles["index"].(*index.Role)
+	if local == nil && len(sc.IndexURLs) == 0 {
+		return nil, "no index: the index role is not enabled and storage.index_urls is empty", nil
+	}
+	node, err := nodeid.Load(d.Config.DataDir, d.Config.Amnesia)
+	if err != nil {
+		return nil, "", fmt.Errorf("node id: %w", err)
+	}
+	// index_token, when set, is applied by the role through Retarget (also
+	// on reload); the minted token is the fallback.
+	opt := indexsink.Options{URLs: sc.IndexURLs, Node: node, Addr: addr, Metrics: d.Metrics,
+		Token: indexsink.MintToken(d.Keys)}
+	if local != nil {
+		opt.Local = localIndex{local}
+	}
+	s, err := indexsink.New(opt)
+	return s, "", err
+}
+
+// storageURL is the storage base URL announced to the index: advertise_url,
+// else http://<bound listener>.
+func storageURL(c storage.Config, r *storage.Role) string {
+	if c.AdvertiseURL != "" {
+		return c.AdvertiseURL
+	}
+	return "http://" + r.Addr()
+}
+
+// localIndex announces to the index role of this process through its
+// in-process client. The index starts before storage, so its handlers exist
+// by the time storage announces; until then (or after a failed start) the
+// answer is 503 not_ready, which the announcer retries.
+type localIndex struct{ r *index.Role }
+
+func (l localIndex) Announce(ctx context.Context, recs []indexdb.Announcement) (int, int, error) {
+	h := l.r.Handlers()
+	if h == nil {
+		return 0, 0, httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNotReady, "the local index has not started")
+	}
+	return index.NewLocalClient(h).Announce(ctx, recs)
 }

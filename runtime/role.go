@@ -38,6 +38,11 @@ type Readier interface {
 // restart. Apply returns an error naming any key that cannot change live.
 type Applier interface{ Apply(cfg any) error }
 
+// ApplyChecker is implemented by Appliers that can tell, without changing
+// anything, whether Apply would accept cfg. A reload checks every role before
+// applying to any, so it takes effect in all roles or in none.
+type ApplyChecker interface{ CheckApply(cfg any) error }
+
 // Detailer is implemented by roles that publish their own status object
 // (the "details" field of /api/v1/status). Details must be cheap and
 // return a value safe to marshal concurrently with the role's work.

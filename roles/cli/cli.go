@@ -64,7 +64,7 @@ func Classify(err error) error {
 type Node struct {
 	DataDir     string
 	AdminListen string
-	Listen      map[string]string // role → listen address
+	Listen      map[string]string // enabled role → listen address
 }
 
 // Env gives commands lazy access to the node settings (the root command
@@ -95,7 +95,9 @@ func (f *Flags) CheckOutput() error {
 	return nil
 }
 
-// ServerURL is --server or the configured local listener of role.
+// ServerURL is --server or the configured local listener of role. A role
+// the node's config does not enable has no local listener: that is an
+// ExitFailure asking for --server.
 func (f *Flags) ServerURL(env Env, role string) (string, error) {
 	if f.Server != "" {
 		return f.Server, nil
@@ -104,7 +106,11 @@ func (f *Flags) ServerURL(env Env, role string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return "http://" + n.Listen[role], nil
+	addr := n.Listen[role]
+	if addr == "" {
+		return "", Exit(ExitFailure, fmt.Errorf("the %s role is not enabled in this node's config: use --server URL", role))
+	}
+	return "http://" + addr, nil
 }
 
 // localTokenTTL is the lifetime of tokens client commands mint on the node.
