@@ -137,23 +137,24 @@ func (n *Node) Reload() (uint64, error) {
 	return v, nil
 }
 
-// applyRoles checks every role's part of next first, then applies it, so a
-// reload rejected by one role changes none.
+// applyRoles checks every role's part of next first, then applies it in
+// start order, so a reload rejected by one role changes none.
 func (n *Node) applyRoles(next *Config) error {
-	for name, r := range n.roles {
-		if c, ok := r.(runtime.ApplyChecker); ok {
-			if err := c.CheckApply(roleConfig(next, name)); err != nil {
-				return fmt.Errorf("%s: %w", name, err)
+	cur := n.cfg.Load()
+	for _, e := range enabledEntries(cur) {
+		if c, ok := n.roles[e.Name].(runtime.ApplyChecker); ok {
+			if err := c.CheckApply(roleConfig(next, e.Name)); err != nil {
+				return fmt.Errorf("%s: %w", e.Name, err)
 			}
 		}
 	}
-	for name, r := range n.roles {
-		a, ok := r.(runtime.Applier)
+	for _, e := range enabledEntries(cur) {
+		a, ok := n.roles[e.Name].(runtime.Applier)
 		if !ok {
 			continue
 		}
-		if err := a.Apply(roleConfig(next, name)); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+		if err := a.Apply(roleConfig(next, e.Name)); err != nil {
+			return fmt.Errorf("%s: %w", e.Name, err)
 		}
 	}
 	n.admin.server.SetLimits(next.Admin.Ingress.Limits())

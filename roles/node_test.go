@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/roles/storage"
 )
 
@@ -169,6 +170,22 @@ func TestReloadAndShutdownOverAPI(t *testing.T) {
 	}
 	if code := getJSON(t, "POST", "http://"+n.AdminAddr()+"/api/v1/reload", "", &env); code != 400 || !strings.Contains(env.Error.Message, "storage.engine") {
 		t.Fatalf("restart-only key accepted: %d %+v", code, env)
+	}
+	// One role refusing makes the whole reload change nothing: the index
+	// (applied first) would accept public_reads=false, storage refuses a
+	// new engine.
+	n.src = func() (*Config, error) {
+		c := *n.cfg.Load()
+		c.Index.PublicReads = false
+		c.Storage.Engine = "memory"
+		return &c, nil
+	}
+	if code := getJSON(t, "POST", "http://"+n.AdminAddr()+"/api/v1/reload", "", &env); code != 400 || !strings.Contains(env.Error.Message, "storage.engine") {
+		t.Fatalf("storage restart-only key accepted: %d %+v", code, env)
+	}
+	indexAddr := n.roles["index"].(*index.Role).Addr()
+	if code := getJSON(t, "GET", "http://"+indexAddr+"/names/absent.example", "", nil); code != 404 {
+		t.Fatalf("the index applied part of a refused reload: GET = %d, want 404 (public reads)", code)
 	}
 	if code := getJSON(t, "POST", "http://"+n.AdminAddr()+"/api/v1/shutdown", "", nil); code != 202 {
 		t.Fatalf("shutdown: %d", code)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ronhq/ron/roles/index/cache"
@@ -197,14 +198,19 @@ func TestResolveUnavailable(t *testing.T) {
 	expect(t, e.resolve(idC, nil), 200, "")
 }
 
+// TestResolveTimeout runs on synctest's fake clock: a blocked peer lookup
+// ends exactly when the default 1200 ms budget is spent.
 func TestResolveTimeout(t *testing.T) {
+	synctest.Test(t, testResolveTimeout)
+}
+
+func testResolveTimeout(t *testing.T) {
 	e, f := newResolveEnv(t)
-	e.h.ResolveBudget = 30 * time.Millisecond
 	f.block = true
 	start := time.Now()
 	expect(t, e.resolve(idC, nil), 504, "timeout")
-	if d := time.Since(start); d > time.Second {
-		t.Fatalf("took %v", d)
+	if d := time.Since(start); d != DefaultResolveBudget {
+		t.Fatalf("504 after %v, want exactly the %v budget", d, DefaultResolveBudget)
 	}
 	expect(t, e.resolve("far.example", nil), 504, "timeout")
 	// A name found locally whose provider lookup ran out of budget: partial.
