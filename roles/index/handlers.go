@@ -229,7 +229,12 @@ func writeJSON(c echo.Context, status int, v any) error {
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
+	return writeBody(c, status, append(b, '\n'))
+}
+
+// writeBody writes b, an encoded JSON answer, with the headers writeJSON
+// sets.
+func writeBody(c echo.Context, status int, b []byte) error {
 	hd := c.Response().Header()
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Content-Length", strconv.Itoa(len(b)))

@@ -89,7 +89,7 @@ func (l *LocalClient) Resolve(ctx context.Context, key string, noCache bool) (Re
 	if err != nil {
 		return ResolveAnswer{}, localError(ctx, err)
 	}
-	return a, nil
+	return a.decode()
 }
 
 // localError turns err into the *httpx.Error HTTPClient would return: ctx

@@ -119,7 +119,7 @@ func (o resolveOpts) peers() PeerSource {
 // LocalClient.Resolve): one budget for the whole call. It records the
 // latency of answers by source (ron_resolve_latency_seconds) and budget
 // exhaustion (ron_resolve_deadline_hit_total: a 504 or a partial answer).
-func (h *Handlers) doResolve(ctx context.Context, key string, o resolveOpts) (ResolveAnswer, error) {
+func (h *Handlers) doResolve(ctx context.Context, key string, o resolveOpts) (resolved, error) {
 	start := time.Now()
 	o.set = h.settings()
 	a, err := h.resolve(ctx, key, o)
@@ -145,8 +145,47 @@ func (o resolveOpts) withBudget(ctx context.Context) (context.Context, context.C
 	return context.WithTimeout(ctx, budget)
 }
 
+// resolved is a resolve result: the answer, or for a resolve-cache hit only
+// Source ("cache") and the stored encoding, sent as it is (decoding and
+// re-encoding a hit would cost most of its time).
+type resolved struct {
+	ResolveAnswer
+	body  []byte // non-nil on a cache hit: the JSON answer with its newline
+	empty bool   // the cached answer has no providers
+}
+
+// Flags that prefix a cached resolve encoding.
+const (
+	cachedFull  = 'f'
+	cachedEmpty = 'e'
+)
+
+// cachedBody encodes a for the resolve cache: a flag byte, then the answer
+// as a cache hit sends it (source "cache").
+func cachedBody(a ResolveAnswer) ([]byte, error) {
+	a.Source = SourceCache
+	b, err := json.Marshal(a)
+	if err != nil {
+		return nil, err
+	}
+	flag := byte(cachedFull)
+	if len(a.Providers) == 0 {
+		flag = cachedEmpty
+	}
+	return append(append([]byte{flag}, b...), '\n'), nil
+}
+
+// decode returns the answer, decoding a cache hit's body.
+func (a resolved) decode() (ResolveAnswer, error) {
+	if a.body == nil {
+		return a.ResolveAnswer, nil
+	}
+	var out ResolveAnswer
+	return out, json.Unmarshal(a.body, &out)
+}
+
 // resolve is doResolve without the metrics.
-func (h *Handlers) resolve(ctx context.Context, key string, o resolveOpts) (ResolveAnswer, error) {
+func (h *Handlers) resolve(ctx context.Context, key string, o resolveOpts) (resolved, error) {
 	ctx, cancel := o.withBudget(ctx)
 	defer cancel()
 
@@ -159,16 +198,16 @@ func (h *Handlers) resolve(ctx context.Context, key string, o resolveOpts) (Reso
 	case strings.HasPrefix(key, "b3:"):
 		var err error
 		if id, err = store.ParseID(key); err != nil {
-			return ResolveAnswer{}, badRequest("object id must be b3: followed by 64 lowercase hex digits")
+			return resolved{}, badRequest("object id must be b3: followed by 64 lowercase hex digits")
 		}
 		isID = true
 	case strings.Contains(key, "@"):
 		if _, _, err := indexdb.ParseNameVersion(key); err != nil {
-			return ResolveAnswer{}, dbError(err)
+			return resolved{}, dbError(err)
 		}
 	default:
 		if err := checkName(key); err != nil {
-			return ResolveAnswer{}, err
+			return resolved{}, err
 		}
 	}
 
@@ -177,12 +216,10 @@ func (h *Handlers) resolve(ctx context.Context, key string, o resolveOpts) (Reso
 		b, res := o.set.Cache.Get(rk)
 		switch res {
 		case cache.Negative:
-			return ResolveAnswer{}, errResolveNotFound("not found")
+			return resolved{}, errResolveNotFound("not found")
 		case cache.Hit:
-			var a ResolveAnswer
-			if json.Unmarshal(b, &a) == nil {
-				a.Source = SourceCache
-				return a, nil
+			if len(b) > 1 {
+				return resolved{ResolveAnswer: ResolveAnswer{Source: SourceCache}, body: b[1:], empty: b[0] == cachedEmpty}, nil
 			}
 		}
 	}
@@ -196,14 +233,14 @@ func (h *Handlers) resolve(ctx context.Context, key string, o resolveOpts) (Reso
 			if o.cacheWrite() && httpx.AsError(err).Status == http.StatusNotFound {
 				o.set.Cache.PutNegative(rk)
 			}
-			return ResolveAnswer{}, err
+			return resolved{}, err
 		}
 		if fromPeer {
 			a.Source = SourcePeer
 		}
 		target, err := store.ParseID(rec.B3)
 		if err != nil {
-			return ResolveAnswer{}, httpx.NewError(http.StatusServiceUnavailable, httpx.CodeUpstreamUnavailable,
+			return resolved{}, httpx.NewError(http.StatusServiceUnavailable, httpx.CodeUpstreamUnavailable,
 				"peer answered an invalid target")
 		}
 		id, a.Target = target, rec.B3
@@ -212,13 +249,15 @@ func (h *Handlers) resolve(ctx context.Context, key string, o resolveOpts) (Reso
 	}
 
 	ps, fromPeer, partial, err := h.resolveProviders(ctx, id, o.set.Zone, resolveProviderLimit, o)
-	storable := err == nil
+	// A definite "no providers anywhere" is an empty answer, cached for
+	// neg_cache_ttl (§7); errors, timeouts and partial answers are not.
+	storable := err == nil || httpx.AsError(err).Status == http.StatusNotFound
 	switch {
 	case err != nil && isID:
 		if o.cacheWrite() && httpx.AsError(err).Status == http.StatusNotFound {
 			o.set.Cache.PutNegative(rk)
 		}
-		return ResolveAnswer{}, err
+		return resolved{}, err
 	case err != nil:
 		// The pointer exists; its providers could not be learnt (partial
 		// when the budget cut the lookup). Not cached.
@@ -233,7 +272,7 @@ func (h *Handlers) resolve(ctx context.Context, key string, o resolveOpts) (Reso
 	a.Providers, a.Partial, a.Kind = ps, partial, kindOf(ps)
 
 	if o.cacheWrite() && storable && !a.Partial {
-		if b, err := json.Marshal(a); err == nil {
+		if b, err := cachedBody(a); err == nil {
 			if len(a.Providers) == 0 {
 				o.set.Cache.PutEmpty(rk, b)
 			} else {
@@ -241,7 +280,7 @@ func (h *Handlers) resolve(ctx context.Context, key string, o resolveOpts) (Reso
 			}
 		}
 	}
-	return a, nil
+	return resolved{ResolveAnswer: a}, nil
 }
 
 // resolveName finds key (name or name@version) locally, then at peers. A
@@ -398,6 +437,14 @@ func (h *Handlers) getResolve(c echo.Context) error {
 		}
 		return err
 	}
+	if a.body != nil {
+		cc := ccProviders
+		if a.empty {
+			cc = ccProvidersEmpty
+		}
+		c.Response().Header().Set("Cache-Control", cc)
+		return writeBody(c, http.StatusOK, a.body)
+	}
 	cc := ccProviders
 	switch {
 	case a.Partial:
@@ -406,7 +453,7 @@ func (h *Handlers) getResolve(c echo.Context) error {
 		cc = ccProvidersEmpty
 	}
 	c.Response().Header().Set("Cache-Control", cc)
-	return writeJSON(c, http.StatusOK, a)
+	return writeJSON(c, http.StatusOK, a.ResolveAnswer)
 }
 
 // hasNoCache reports a request Cache-Control with the no-cache directive.

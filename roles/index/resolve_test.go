@@ -175,6 +175,14 @@ func TestResolveStatuses(t *testing.T) {
 	if cc := r.hdr.Get("Cache-Control"); cc != ccProvidersEmpty {
 		t.Fatalf("Cache-Control %q", cc)
 	}
+	// The cached copy is sent as stored: same answer, source cache, same
+	// Cache-Control.
+	r2 := e.resolve("empty.example", nil)
+	want := strings.Replace(string(r.body), `"source":"local"`, `"source":"cache"`, 1)
+	if string(r2.body) != want || r2.hdr.Get("Cache-Control") != ccProvidersEmpty ||
+		r2.hdr.Get("Content-Type") != "application/json" {
+		t.Fatalf("cached answer %q %v, want %q", r2.body, r2.hdr, want)
+	}
 	// malformed keys → 400.
 	for _, k := range []string{"b3:xyz", "Blog.example", "blog.example@0", "blog.example@x"} {
 		expect(t, e.resolve(k, nil), 400, "bad_request")
