@@ -1,0 +1,149 @@
+package committer
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/segment"
+)
+
+// Proposal statuses (spec/registry.md §1).
+const (
+	StatusPending   = "pending"
+	StatusQuorumMet = "quorum_met"
+	StatusCommitted = "committed"
+	StatusStale     = "stale"
+	StatusExpired   = "expired"
+)
+
+// Fixed bounds of spec/registry.md §1 and §4.
+const (
+	// MaxTombstones is the most closed proposals kept; the oldest go first.
+	MaxTombstones = 10000
+	// MaxLeafBytes is the largest artifact the committer appends (tlog-tiles'
+	// entry limit); a larger one is refused with 500 internal.
+	MaxLeafBytes = segment.MaxArtifact
+	// SweepInterval is the period of the expiry and tombstone sweeps.
+	SweepInterval = time.Minute
+	// DefaultQueueCapacity is each queue's capacity when Options leaves it 0.
+	DefaultQueueCapacity = 512
+)
+
+// Limits are the live (hot-reloadable) limits the committer reads per
+// message or batch. Zero fields take the spec/registry.md §7 defaults.
+type Limits struct {
+	descriptor.Limits
+	ProposalTTL      time.Duration // 72h; applies to new proposals only
+	TombstoneTTL     time.Duration // 168h
+	MaxOpenProposals int           // 1024
+	CommitTimeout    time.Duration // 2s: how long a caller waits for the committer
+	GroupCommitMax   int           // 256: messages drained after the first one of a batch
+}
+
+// DefaultLimits returns the §7 defaults.
+func DefaultLimits() Limits {
+	return Limits{
+		Limits:           descriptor.Limits{MaxPayloadBytes: descriptor.MaxPayloadCeiling, ClockSkew: 5 * time.Minute},
+		ProposalTTL:      72 * time.Hour,
+		TombstoneTTL:     168 * time.Hour,
+		MaxOpenProposals: 1024,
+		CommitTimeout:    2 * time.Second,
+		GroupCommitMax:   256,
+	}
+}
+
+// withDefaults fills zero fields from DefaultLimits.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.MaxPayloadBytes <= 0 {
+		l.MaxPayloadBytes = d.MaxPayloadBytes
+	}
+	if l.ProposalTTL <= 0 {
+		l.ProposalTTL = d.ProposalTTL
+	}
+	if l.TombstoneTTL <= 0 {
+		l.TombstoneTTL = d.TombstoneTTL
+	}
+	if l.MaxOpenProposals <= 0 {
+		l.MaxOpenProposals = d.MaxOpenProposals
+	}
+	if l.CommitTimeout <= 0 {
+		l.CommitTimeout = d.CommitTimeout
+	}
+	if l.GroupCommitMax <= 0 {
+		l.GroupCommitMax = d.GroupCommitMax
+	}
+	return l
+}
+
+// Quorum is the JSON shape {m, n} of the responses.
+type Quorum struct {
+	M int `json:"m"`
+	N int `json:"n"`
+}
+
+func quorumOf(q descriptor.Quorum) Quorum { return Quorum{M: q.M, N: q.N} }
+
+// Proposed is the 202 body of POST /registry/proposals.
+type Proposed struct {
+	ProposalID string `json:"proposal_id"`
+	PayloadB3  string `json:"payload_b3"`
+	ExpiresAt  string `json:"expires_at"`
+}
+
+// ApprovalResult is the 200 body of POST /registry/approvals/{id}.
+type ApprovalResult struct {
+	Status    string `json:"status"`
+	Approvals int    `json:"approvals"`
+	Quorum    Quorum `json:"quorum"`
+}
+
+// Committed is the 201 body of POST /registry/commit/{id}. CorrID and
+// Artifact are set only on the first, durable success (what OnCommit
+// receives); an idempotent retry carries the same JSON body without them.
+type Committed struct {
+	Version     uint64 `json:"version"`
+	PayloadB3   string `json:"payload_b3"`
+	CommittedAt string `json:"committed_at"`
+	CorrID      string `json:"-"`
+	Artifact    []byte `json:"-"`
+}
+
+// ProposalView is the 200 body of GET /registry/proposals/{id}. Views are
+// shared immutable snapshots: callers must not modify the slices.
+type ProposalView struct {
+	ProposalID       string                `json:"proposal_id"`
+	Version          uint64                `json:"-"`
+	Status           string                `json:"status"`
+	Payload          json.RawMessage       `json:"payload"`
+	PayloadB3        string                `json:"payload_b3"`
+	Approvals        []descriptor.Approval `json:"approvals"`
+	Quorum           Quorum                `json:"quorum"`
+	ProposedAt       string                `json:"proposed_at"`
+	ExpiresAt        string                `json:"expires_at"`
+	CommittedVersion *uint64               `json:"committed_version,omitempty"`
+}
+
+// ProposalSummary is one item of GET /registry/proposals.
+type ProposalSummary struct {
+	ProposalID string `json:"proposal_id"`
+	Version    uint64 `json:"version"`
+	PayloadB3  string `json:"payload_b3"`
+	Status     string `json:"status"`
+	Approvals  int    `json:"approvals"`
+	ExpiresAt  string `json:"expires_at"`
+}
+
+// Head is one durable HEAD: the committed set, its artifact bytes (the
+// body of GET /registry/{version}), and the pre-encoded GET /registry/head
+// body and ETag. Heads are immutable once published.
+type Head struct {
+	Version     uint64
+	PayloadB3   string
+	CommittedAt string
+	Set         *descriptor.Set
+	Artifact    []byte
+	Body        []byte // {"version":…,"payload_b3":"…","committed_at":"…"}
+	ETag        string // "<version>-<first 16 hex of payload_b3>", quoted
+}
