@@ -36,6 +36,11 @@ const (
 	CodeDraining            = "draining"
 	CodeDegraded            = "degraded"
 	CodeInternal            = "internal"
+	// Registry codes (spec/registry.md §3).
+	CodeChainMismatch     = "chain_mismatch"
+	CodeDuplicateApproval = "duplicate_approval"
+	CodeInvalidSig        = "invalid_sig"
+	CodeQuorumFailed      = "quorum_failed"
 )
 
 // Error is the one error shape every ron listener answers with. It is also an

@@ -21,6 +21,16 @@ if ! staticcheck -version 2>/dev/null | grep -q "(${STATICCHECK_VERSION#v})"; th
   go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
 fi
 
+# Tessera's log checker, run by the registry's external test against a live
+# registry (spec/registry.md §10).
+FSCK_VERSION=v1.0.4
+if ! [ -x "$(go env GOPATH)/bin/fsck" ] || ! grep -q "$FSCK_VERSION" "$(go env GOPATH)/bin/.fsck-version" 2>/dev/null; then
+  go install "github.com/transparency-dev/tessera/cmd/fsck@$FSCK_VERSION"
+  echo "$FSCK_VERSION" > "$(go env GOPATH)/bin/.fsck-version"
+fi
+# Named explicitly: a bare "fsck" on PATH is the system's file-system checker.
+export RON_TESSERA_FSCK="$(go env GOPATH)/bin/fsck"
+
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then

@@ -7,13 +7,12 @@ import (
 	"github.com/ronhq/ron/httpx"
 )
 
-// Envelope codes httpx does not define yet (ARCHITECTURE §5). They are the
-// registry's and stay stable; httpx may adopt them under the same values.
+// The registry's envelope codes (spec/registry.md §3), defined in httpx.
 const (
-	CodeChainMismatch     = "chain_mismatch"
-	CodeDuplicateApproval = "duplicate_approval"
-	CodeInvalidSig        = "invalid_sig"
-	CodeQuorumFailed      = "quorum_failed"
+	CodeChainMismatch     = httpx.CodeChainMismatch
+	CodeDuplicateApproval = httpx.CodeDuplicateApproval
+	CodeInvalidSig        = httpx.CodeInvalidSig
+	CodeQuorumFailed      = httpx.CodeQuorumFailed
 )
 
 // Values of details.reason. Malformed inputs carry the first four; 413 carries
