@@ -155,7 +155,7 @@ func (s *Server) inflightMiddleware() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			max := int64(s.limits().MaxInflight)
-			if max <= 0 || opsPaths[c.Path()] {
+			if max <= 0 || opsPaths[c.Path()] || s.opt.LongLived(c.Request().Method, c.Path()) {
 				return next(c)
 			}
 			defer inflight.Add(-1)

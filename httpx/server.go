@@ -44,6 +44,11 @@ type ServerOptions struct {
 	// the handler streams under its own cap and deadlines; such requests skip
 	// the JSON body cap, the decode guard and the handler deadline.
 	Streaming func(method, route string) bool
+	// LongLived reports whether a route holds its connection open for a
+	// long time by design (an event stream); such requests do not count
+	// against max_inflight, so open streams cannot starve other requests.
+	// The role bounds them itself (e.g. stream_max_clients).
+	LongLived func(method, route string) bool
 	// HandlerTimeout bounds non-streaming handlers (default 30 s); a shorter
 	// Request-Timeout header wins.
 	HandlerTimeout time.Duration
@@ -88,6 +93,9 @@ func (s *Server) limits() Limits { return *s.lim.Load() }
 func NewServer(opt ServerOptions) *Server {
 	if opt.HandlerTimeout == 0 {
 		opt.HandlerTimeout = 30 * time.Second
+	}
+	if opt.LongLived == nil {
+		opt.LongLived = func(string, string) bool { return false }
 	}
 	if opt.Streaming == nil {
 		opt.Streaming = func(string, string) bool { return false }

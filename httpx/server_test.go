@@ -28,11 +28,13 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func newTestServer(lim Limits) (*Server, *metrics.Set) {
 	set := metrics.NewSet()
 	s := NewServer(ServerOptions{Role: "test", Addr: "127.0.0.1:0", Log: zerolog.Nop(), Metrics: set, Limits: lim,
-		Streaming: func(_, route string) bool { return route == "/stream" }})
+		Streaming: func(_, route string) bool { return route == "/stream" },
+		LongLived: func(_, route string) bool { return route == "/events" }})
 	e := s.Echo()
 	e.GET("/o/:b3", func(c echo.Context) error { return c.String(http.StatusOK, c.Param("b3")) })
 	e.GET("/panic", func(echo.Context) error { panic("boom") })
 	e.GET("/healthz", func(c echo.Context) error { return c.NoContent(http.StatusOK) })
+	e.GET("/events", func(c echo.Context) error { <-c.Request().Context().Done(); return nil })
 	e.POST("/json", func(c echo.Context) error {
 		body, err := ReadBody(c.Request())
 		if err != nil {
@@ -140,6 +142,22 @@ func TestInflightCap(t *testing.T) {
 		rec := do(s, httptest.NewRequest(http.MethodGet, "/o/x", nil))
 		if rec.Code != 429 || envelope(t, rec).Code != CodeBusy || rec.Header().Get("Retry-After") != "1" {
 			t.Fatalf("second request: %d %s", rec.Code, rec.Body)
+		}
+		// A long-lived stream neither counts nor is refused.
+		sctx, scancel := context.WithCancel(context.Background())
+		streamDone := make(chan int)
+		go func() {
+			streamDone <- do(s, httptest.NewRequest(http.MethodGet, "/events", nil).WithContext(sctx)).Code
+		}()
+		synctest.Wait()
+		select {
+		case code := <-streamDone:
+			t.Fatalf("long-lived route refused under the in-flight cap: %d", code)
+		default:
+		}
+		scancel()
+		if code := <-streamDone; code != 200 {
+			t.Fatalf("stream ended with %d", code)
 		}
 		if rec := do(s, httptest.NewRequest(http.MethodGet, "/healthz", nil)); rec.Code != 200 {
 			t.Fatalf("ops paths must bypass admission: %d", rec.Code)

@@ -1,0 +1,59 @@
+package api
+
+import (
+	"regexp"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/auth"
+)
+
+// Capability scopes (ARCHITECTURE §6, spec/registry.md §2).
+const (
+	ScopePropose = "registry:propose"
+	ScopeApprove = "registry:approve"
+	ScopeCommit  = "registry:commit"
+	ScopeRead    = "registry:read"
+)
+
+// requireScope is route middleware checking the bearer token for scope:
+// none or invalid → 401 unauthorized, wrong scope → 403 forbidden.
+func (a *API) requireScope(scope string) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if _, err := auth.Check(a.opt.Keys, c.Request(), scope, a.opt.Now()); err != nil {
+				return err
+			}
+			return next(c)
+		}
+	}
+}
+
+// readScope is route middleware requiring registry:read when public_reads
+// is false.
+func (a *API) readScope(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if !a.settings().PublicReads {
+			if _, err := auth.Check(a.opt.Keys, c.Request(), ScopeRead, a.opt.Now()); err != nil {
+				return err
+			}
+		}
+		return next(c)
+	}
+}
+
+// corrIDPattern is the form of an accepted X-Corr-ID (httpx's rule).
+var corrIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// corrID returns the request's correlation id: the one the middleware
+// echoed, else a well-formed request header, else "".
+func corrID(c echo.Context) string {
+	if id := httpx.CorrID(c); id != "" {
+		return id
+	}
+	if id := c.Request().Header.Get(httpx.HeaderCorrID); corrIDPattern.MatchString(id) {
+		return id
+	}
+	return ""
+}

@@ -1,0 +1,113 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+func TestWatchReconnectsWithBackoff(t *testing.T) {
+	run(t, func(t *testing.T, e *env) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		ch := must(e.httpClient().Watch(ctx, nil)).get(t)
+		recv(t, ch) // HEAD, version 0
+		synctest.Wait()
+		e.ln.setRefuse(true)
+		before := len(e.ln.dialTimes())
+		dropped := time.Now()
+		e.ln.dropAll()
+		e.cycle("a")
+		e.cycle("b")
+		time.Sleep(20 * time.Second)
+		dials := e.ln.dialTimes()[before:]
+		if len(dials) < 6 {
+			t.Fatalf("%d reconnection attempts in 20 s", len(dials))
+		}
+		prev := dropped
+		for i, at := range dials {
+			gap, nominal := at.Sub(prev), min(100*time.Millisecond<<i, 5*time.Second)
+			if gap < nominal*8/10 || gap > min(nominal*12/10, 5*time.Second) {
+				t.Fatalf("attempt %d after %v, want %v ±20%% (≤ 5 s)", i, gap, nominal)
+			}
+			prev = at
+		}
+		e.ln.setRefuse(false)
+		for v := uint64(1); v <= 2; v++ { // replayed after Last-Event-ID: 0
+			if u := recv(t, ch); u.Version != v {
+				t.Fatalf("after reconnect got version %d, want %d", u.Version, v)
+			}
+		}
+		e.cycle("c")
+		if u := recv(t, ch); u.Version != 3 || u.CorrID != "corr-c" {
+			t.Fatalf("live after reconnect %+v", u)
+		}
+		cancel()
+		for range ch { // closed once ctx ends
+		}
+	})
+}
+
+func TestWatchDropsToLatest(t *testing.T) {
+	forEachClient(t, "drop-to-latest", func(t *testing.T, c Client, e *env) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		ch := must(c.Watch(ctx, nil)).get(t)
+		for i := range watchBuffer + 6 {
+			e.cycle(fmt.Sprint(i))
+		}
+		synctest.Wait()
+		if len(ch) != watchBuffer {
+			t.Fatalf("%d updates queued, want %d", len(ch), watchBuffer)
+		}
+		for v := uint64(7); v <= watchBuffer+6; v++ {
+			if u := recv(t, ch); u.Version != v {
+				t.Fatalf("got version %d, want %d (oldest dropped, order kept)", u.Version, v)
+			}
+		}
+	})
+}
+
+func TestWatchFirstConnectFails(t *testing.T) {
+	run(t, func(t *testing.T, e *env) {
+		e.a.Hub().Close()
+		_, err := e.httpClient().Watch(context.Background(), nil)
+		checkErr(t, "watch after close", err, want{503, "draining", nil, 5})
+		_, err = NewLocalClient(e.a).Watch(context.Background(), nil)
+		checkErr(t, "local watch after close", err, want{503, "draining", nil, 5})
+	})
+}
+
+func TestPushDropsOldest(t *testing.T) {
+	ch := make(chan Update, 2)
+	for v := uint64(1); v <= 4; v++ {
+		push(ch, Update{Version: v})
+	}
+	if a, b := <-ch, <-ch; a.Version != 3 || b.Version != 4 {
+		t.Fatalf("kept %d, %d; want 3, 4", a.Version, b.Version)
+	}
+}
+
+func TestSSEFrameParse(t *testing.T) {
+	lines := []string{
+		"retry: 2000", "",
+		": hb", "",
+		"id: 7", "event: registry.update", `data: {"version":7,`, `data: "payload_b3":"b3:x","committed_at":"t","corr_id":"c"}`, "",
+		"id: 8", "event: other", `data: {"version":8}`, "",
+		"event: registry.update", "data: not json", "",
+		"event:registry.update", `data:{"version":9}`, "",
+	}
+	var f sseFrame
+	var got []Update
+	for _, l := range lines {
+		if u, ok := f.line([]byte(l)); ok {
+			got = append(got, u)
+		}
+	}
+	want := []Update{{Version: 7, PayloadB3: "b3:x", CommittedAt: "t", CorrID: "c"}, {Version: 9}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("parsed %+v, want %+v", got, want)
+	}
+}
