@@ -16,10 +16,13 @@ func main() {
 	if err == nil {
 		return
 	}
-	fmt.Fprintln(os.Stderr, "ron:", err)
 	var ee *cli.ExitError
-	if errors.As(err, &ee) {
-		os.Exit(ee.Code)
+	if !errors.As(err, &ee) {
+		fmt.Fprintln(os.Stderr, "ron:", err)
+		os.Exit(cli.ExitFailure)
 	}
-	os.Exit(cli.ExitFailure)
+	if !ee.Reported {
+		fmt.Fprintln(os.Stderr, "ron:", err)
+	}
+	os.Exit(ee.Code)
 }

@@ -10,11 +10,11 @@ import (
 )
 
 // cliEnv points client commands at n through the environment (RON_DATA_DIR
-// for the root key, RON_STORAGE__LISTEN, RON_INDEX__LISTEN and
+// for the root key, RON_STORAGE__LISTEN, RON_INDEX__LISTEN, RON_REGISTRY__LISTEN and
 // RON_ADMIN__LISTEN for the listeners) instead of flags.
 func (n *node) cliEnv() []string {
 	return []string{"RON_DATA_DIR=" + n.dataDir, "RON_STORAGE__LISTEN=" + n.storage,
-		"RON_INDEX__LISTEN=" + n.index, "RON_ADMIN__LISTEN=" + n.admin}
+		"RON_INDEX__LISTEN=" + n.index, "RON_REGISTRY__LISTEN=" + n.registry, "RON_ADMIN__LISTEN=" + n.admin}
 }
 
 // TestServeStatusStop: a started node makes `ron status` exit 0 with the

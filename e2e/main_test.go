@@ -113,16 +113,42 @@ func pollUntilEvery(limit, every time.Duration, cond func() bool) bool {
 	}
 }
 
-// freeAddr returns a loopback address with a port that was free a moment ago.
+// freeAddr returns a loopback address with a port that was free a moment ago
+// and that no earlier call in this process returned.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		if handedOut.claim(addr) {
+			return addr
+		}
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
+}
+
+// handedOut remembers every address freeAddr returned in this test
+// process, so two listeners planned before either binds never share a port
+// (the kernel may hand a just-closed port out again at once).
+var handedOut = &addrSet{seen: map[string]bool{}}
+
+type addrSet struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+// claim records addr and reports whether it was new.
+func (s *addrSet) claim(addr string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.seen[addr] {
+		return false
+	}
+	s.seen[addr] = true
+	return true
 }
 
 // lockedBuffer collects a process's output from its copy goroutine while
@@ -160,13 +186,13 @@ func cleanEnv(extra ...string) []string {
 // a node's addresses before it starts (index peers name each other) reserve
 // them with freePorts; a restart reuses them.
 type nodePorts struct {
-	admin, storage, index string
+	admin, storage, index, registry string
 }
 
 // freePorts reserves a fresh loopback address for every listener.
 func freePorts(t testing.TB) nodePorts {
 	t.Helper()
-	return nodePorts{admin: freeAddr(t), storage: freeAddr(t), index: freeAddr(t)}
+	return nodePorts{admin: freeAddr(t), storage: freeAddr(t), index: freeAddr(t), registry: freeAddr(t)}
 }
 
 // nodeOpts configure one `ron serve` process.
@@ -181,17 +207,18 @@ type nodeOpts struct {
 
 // node is one running `ron serve`.
 type node struct {
-	t       *testing.T
-	name    string
-	dataDir string
-	admin   string // host:port of the admin plane
-	storage string // host:port of the storage listener
-	index   string // host:port of the index listener
-	opts    nodeOpts
-	cmd     *exec.Cmd
-	out     *lockedBuffer
-	exited  chan struct{} // closed once the process has been reaped
-	state   *os.ProcessState
+	t        *testing.T
+	name     string
+	dataDir  string
+	admin    string // host:port of the admin plane
+	storage  string // host:port of the storage listener
+	index    string // host:port of the index listener
+	registry string // host:port of the registry listener
+	opts     nodeOpts
+	cmd      *exec.Cmd
+	out      *lockedBuffer
+	exited   chan struct{} // closed once the process has been reaped
+	state    *os.ProcessState
 }
 
 var nodeSeq struct {
@@ -237,9 +264,9 @@ func launch(t *testing.T, o nodeOpts) *node {
 		p = freePorts(t)
 	}
 	n := &node{t: t, name: name, dataDir: o.dataDir, admin: p.admin, storage: p.storage, index: p.index,
-		opts: o, out: &lockedBuffer{}, exited: make(chan struct{})}
+		registry: p.registry, opts: o, out: &lockedBuffer{}, exited: make(chan struct{})}
 	args := append([]string{"serve", "--admin.listen", n.admin, "--storage.listen", n.storage,
-		"--index.listen", n.index, "--data-dir", n.dataDir}, o.args...)
+		"--index.listen", n.index, "--registry.listen", n.registry, "--data-dir", n.dataDir}, o.args...)
 	n.cmd = exec.Command(ronBin, args...)
 	n.cmd.Dir = n.dataDir
 	n.cmd.Env = cleanEnv()
@@ -270,7 +297,7 @@ func (n *node) restart() *node {
 	n.t.Helper()
 	o := n.opts
 	o.dataDir = n.dataDir
-	o.ports = nodePorts{admin: n.admin, storage: n.storage, index: n.index}
+	o.ports = nodePorts{admin: n.admin, storage: n.storage, index: n.index, registry: n.registry}
 	return startNode(n.t, o)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/roles/registry"
 	"github.com/ronhq/ron/roles/storage"
 	"github.com/ronhq/ron/runtime/config"
 )
@@ -20,14 +21,15 @@ const MaxDrainDeadline = 5 * time.Second
 
 // Config is the root of ron's configuration (ARCHITECTURE §4).
 type Config struct {
-	Roles         []string       `koanf:"roles" help:"roles to run (registry, index, storage, edge, gateway); roles not built yet are refused"`
-	DataDir       string         `koanf:"data_dir" help:"data directory, one subfolder per role"`
-	Amnesia       bool           `koanf:"amnesia" help:"keep every role RAM-only: nothing is written to disk"`
-	DrainDeadline time.Duration  `koanf:"drain_deadline" help:"how long in-flight work may drain at shutdown (max 5s)"`
-	Log           LogConfig      `koanf:"log"`
-	Admin         AdminConfig    `koanf:"admin"`
-	Index         index.Config   `koanf:"index"`
-	Storage       storage.Config `koanf:"storage"`
+	Roles         []string        `koanf:"roles" help:"roles to run (registry, index, storage, edge, gateway); roles not built yet are refused"`
+	DataDir       string          `koanf:"data_dir" help:"data directory, one subfolder per role"`
+	Amnesia       bool            `koanf:"amnesia" help:"keep every role RAM-only: nothing is written to disk"`
+	DrainDeadline time.Duration   `koanf:"drain_deadline" help:"how long in-flight work may drain at shutdown (max 5s)"`
+	Log           LogConfig       `koanf:"log"`
+	Admin         AdminConfig     `koanf:"admin"`
+	Registry      registry.Config `koanf:"registry"`
+	Index         index.Config    `koanf:"index"`
+	Storage       storage.Config  `koanf:"storage"`
 }
 
 // LogConfig is the [log] section.
@@ -50,6 +52,7 @@ func DefaultConfig() Config {
 		DrainDeadline: 3 * time.Second,
 		Log:           LogConfig{Level: "info"},
 		Admin:         AdminConfig{Listen: "127.0.0.1:8080", Ingress: httpx.DefaultIngress()},
+		Registry:      registry.DefaultConfig(),
 		Index:         index.DefaultConfig(),
 		Storage:       storage.DefaultConfig(),
 	}
@@ -82,11 +85,14 @@ func (c *Config) Validate() error {
 		return err
 	}
 	for _, l := range []struct{ key, addr string }{
-		{"index.listen", c.Index.Listen}, {"storage.listen", c.Storage.Listen},
+		{"registry.listen", c.Registry.Listen}, {"index.listen", c.Index.Listen}, {"storage.listen", c.Storage.Listen},
 	} {
 		if err := validateListen(l.key, l.addr); err != nil {
 			return err
 		}
+	}
+	if err := c.Registry.Validate(); err != nil {
+		return err
 	}
 	if err := c.Index.Validate(); err != nil {
 		return err

@@ -93,7 +93,7 @@ func TestBadConfig(t *testing.T) {
 		{"negative size", "[storage]\nmin_free_bytes = \"-1\"\n", nil, "min_free_bytes"},
 		{"bad duration", "drain_deadline = \"soon\"\n", nil, "drain_deadline"},
 		{"drain deadline above max", "drain_deadline = \"6s\"\n", nil, "drain_deadline"},
-		{"unbuilt role", "roles = [\"registry\"]\n", nil, "not built"},
+		{"unbuilt role", "roles = [\"gateway\"]\n", nil, "not built"},
 		{"unknown role", "roles = [\"cache\"]\n", nil, "unknown role"},
 		{"duplicate role", "roles = [\"storage\", \"storage\"]\n", nil, "twice"},
 		{"bad engine", "[storage]\nengine = \"s3\"\n", nil, "engine"},

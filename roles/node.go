@@ -168,6 +168,8 @@ func roleConfig(c *Config, role string) any {
 		return c.Storage
 	case "index":
 		return c.Index
+	case "registry":
+		return c.Registry
 	}
 	return nil
 }

@@ -29,6 +29,7 @@ func startNode(t *testing.T, mutate func(*Config)) (*Node, string) {
 	cfg.Admin.Listen = "127.0.0.1:0"
 	cfg.Storage.Listen = "127.0.0.1:0"
 	cfg.Index.Listen = "127.0.0.1:0"
+	cfg.Registry.Listen = "127.0.0.1:0"
 	cfg.Log.Level = "error"
 	if mutate != nil {
 		mutate(&cfg)
@@ -83,8 +84,8 @@ func TestTwoNodesInOneProcess(t *testing.T) {
 	if code := getJSON(t, "GET", "http://"+a.AdminAddr()+"/api/v1/status", "", &st); code != 200 {
 		t.Fatalf("status %d", code)
 	}
-	if !st.Ready || !st.Amnesia || len(st.Roles) != 2 || st.Roles[0].Name != "index" || st.Roles[1].Name != "storage" ||
-		st.Roles[1].State.String() != "running" || st.Roles[1].Listen != aStorage {
+	if !st.Ready || !st.Amnesia || len(st.Roles) != 3 || st.Roles[0].Name != "registry" || st.Roles[1].Name != "index" ||
+		st.Roles[2].Name != "storage" || st.Roles[2].State.String() != "running" || st.Roles[2].Listen != aStorage {
 		t.Fatalf("unexpected status %+v", st)
 	}
 	if !slices.Contains(st.Queues, QueueStatus{Role: "storage", Queue: "work", Capacity: 512}) ||

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ronhq/ron/roles/cli"
 	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/roles/registry"
 	"github.com/ronhq/ron/roles/storage"
 	"github.com/ronhq/ron/runtime/config"
 )
@@ -44,8 +45,9 @@ func NewRootCommand(exit func(code int)) *cobra.Command {
 	env := cli.Env{Node: a.node}
 	root.AddCommand(a.serveCommand(), a.statusCommand(), rolesCommand(), a.configCommand(),
 		a.versionCommand(), a.tokenCommand())
-	for _, c := range append(storage.Commands(env, a.getenv), index.Commands(env, a.getenv)...) {
-		root.AddCommand(c)
+	for _, cmds := range [][]*cobra.Command{storage.Commands(env, a.getenv), index.Commands(env, a.getenv),
+		registry.Commands(env, a.getenv)} {
+		root.AddCommand(cmds...)
 	}
 	return root
 }

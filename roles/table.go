@@ -35,7 +35,8 @@ type Entry struct {
 // table lists all five roles in start order (ARCHITECTURE §3): registry,
 // index, storage, edge, gateway. They stop in reverse.
 var table = []Entry{
-	{Name: "registry", Summary: "append-only, quorum-signed log of control-plane descriptors"},
+	{Name: "registry", Summary: "append-only, quorum-signed log of control-plane descriptors",
+		Listen: func(c *Config) string { return c.Registry.Listen }, New: newRegistry},
 	{Name: "index", Summary: "names and b3 addresses → manifests → providers",
 		Listen: func(c *Config) string { return c.Index.Listen }, New: newIndex},
 	{Name: "storage", Summary: "BLAKE3 content-addressed object store",

@@ -8,11 +8,27 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/registry"
 	"github.com/ronhq/ron/roles/storage"
 	"github.com/ronhq/ron/roles/storage/indexsink"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/nodeid"
 )
+
+// newRegistry wires the registry role.
+func newRegistry(d *Deps) (runtime.Role, error) {
+	return registry.New(registry.Options{
+		Config:  d.Config.Registry,
+		DataDir: d.Config.DataDir,
+		Amnesia: d.Config.Amnesia,
+		Log:     d.Log,
+		Metrics: d.Metrics,
+		Keys:    d.Keys,
+		Bus:     d.Bus,
+		Version: d.Version,
+		Ops:     d.Ops,
+	}), nil
+}
 
 // newIndex wires the index role.
 func newIndex(d *Deps) (runtime.Role, error) {

@@ -27,10 +27,12 @@ const (
 	ExitUnreachable = 2
 )
 
-// ExitError carries a process exit code up to main.
+// ExitError carries a process exit code up to main. Reported means the
+// command has already printed the error, so main prints nothing more.
 type ExitError struct {
-	Code int
-	Err  error
+	Code     int
+	Err      error
+	Reported bool
 }
 
 func (e *ExitError) Error() string { return e.Err.Error() }
@@ -42,6 +44,14 @@ func Exit(code int, err error) error {
 		return nil
 	}
 	return &ExitError{Code: code, Err: err}
+}
+
+// Reported is Exit for an error the command has already printed.
+func Reported(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &ExitError{Code: code, Err: err, Reported: true}
 }
 
 // Classify maps a client error to its exit code: unreachable servers exit 2,

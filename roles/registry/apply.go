@@ -1,0 +1,91 @@
+package registry
+
+import (
+	"fmt"
+	"strings"
+)
+
+// CheckApply reports whether Apply would accept cfg: a registry Config
+// that validates, with no restart-only key changed. trust_roots and
+// trust_roots_b3 are forbidden on reload (reason forbidden_config); the
+// other restart-only keys are listen, allow_dev_signer, log_origin, the
+// three queue capacities and segment_records. A rejection counts in
+// ron_registry_reload_fail_total{reason} and names the keys.
+func (r *Role) CheckApply(cfg any) error {
+	n, ok := cfg.(Config)
+	if !ok {
+		return fmt.Errorf("registry: Apply got %T", cfg)
+	}
+	if err := n.Validate(); err != nil {
+		r.met.reloadFail(reloadInvalid)
+		return err
+	}
+	cur := r.cfg.Load()
+	if keys := cur.forbidden(n); len(keys) > 0 {
+		r.met.reloadFail(reloadForbidden)
+		return fmt.Errorf("these keys cannot change on a reload (forbidden_config): %s", strings.Join(keys, ", "))
+	}
+	if keys := cur.restartOnly(n); len(keys) > 0 {
+		r.met.reloadFail(reloadRestart)
+		return fmt.Errorf("these keys need a restart: %s", strings.Join(keys, ", "))
+	}
+	return nil
+}
+
+// Apply hot-reloads the live keys of §7: advertise_url, the ingress
+// limits, public_reads, read_only (a freeze or unfreeze audit event),
+// proposal and tombstone TTLs, max_open_proposals, max_payload_bytes,
+// clock_skew, commit_timeout, group_commit_max, checkpoint_max_lag, the
+// retention keys, the verifier keys and the stream keys. Any other change
+// rejects the whole reload (CheckApply).
+func (r *Role) Apply(cfg any) error {
+	if err := r.CheckApply(cfg); err != nil {
+		return err
+	}
+	n := cfg.(Config)
+	r.applyMu.Lock()
+	defer r.applyMu.Unlock()
+	old := r.cfg.Load()
+	r.cfg.Store(&n)
+	r.met.reloadOK()
+	if !r.running.Load() {
+		return nil // Start reads the new config
+	}
+	r.server.SetLimits(n.Ingress.Limits())
+	if old.ReadOnly != n.ReadOnly {
+		r.freeze(n.ReadOnly)
+	}
+	r.ckpt.notify() // checkpoint_max_lag may have changed
+	r.ver.notify()  // verify_full_interval may have changed
+	return nil
+}
+
+// forbidden lists the trust-roots keys n changes.
+func (c Config) forbidden(n Config) []string {
+	var keys []string
+	if c.TrustRoots != n.TrustRoots {
+		keys = append(keys, "registry.trust_roots")
+	}
+	if c.TrustRootsB3 != n.TrustRootsB3 {
+		keys = append(keys, "registry.trust_roots_b3")
+	}
+	return keys
+}
+
+// restartOnly lists the other restart-only keys n changes.
+func (c Config) restartOnly(n Config) []string {
+	var keys []string
+	add := func(changed bool, key string) {
+		if changed {
+			keys = append(keys, "registry."+key)
+		}
+	}
+	add(c.Listen != n.Listen, "listen")
+	add(c.AllowDevSigner != n.AllowDevSigner, "allow_dev_signer")
+	add(c.LogOrigin != n.LogOrigin, "log_origin")
+	add(c.QueueProposals != n.QueueProposals, "queue_proposals")
+	add(c.QueueApprovals != n.QueueApprovals, "queue_approvals")
+	add(c.QueueCommits != n.QueueCommits, "queue_commits")
+	add(c.SegmentRecords != n.SegmentRecords, "segment_records")
+	return keys
+}

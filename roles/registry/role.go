@@ -1,0 +1,314 @@
+package registry
+
+import (
+	"context"
+	"crypto/ed25519"
+	"fmt"
+	goruntime "runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/rs/zerolog"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/registry/api"
+	"github.com/ronhq/ron/roles/registry/committer"
+	"github.com/ronhq/ron/roles/registry/tiles"
+	"github.com/ronhq/ron/runtime"
+)
+
+// writerStartWait bounds how long Start waits for the committer to come up
+// before it returns (writes answer 503 starting until then).
+const writerStartWait = 5 * time.Second
+
+// Options are what the composition root passes to New.
+type Options struct {
+	Config  Config
+	DataDir string // process data dir: stores in <DataDir>/registry, keys in <DataDir>/keys
+	Amnesia bool   // everything in memory (stores, log key, dev signer); nothing is pruned
+	Log     zerolog.Logger
+	Metrics *runtime.Metrics
+	Keys    *auth.Keyring
+	Bus     *runtime.Bus
+	Version string
+	Ops     func(e *echo.Echo) // mounts /healthz /readyz /metrics /version; nil = none
+}
+
+// Role is the registry role (spec/registry.md). Build it with New; the
+// runtime manager drives Start, Run and Stop. It implements runtime.Role,
+// Drainer, Readier, Applier, ApplyChecker, Detailer, TaskGrouper and
+// Addresser.
+type Role struct {
+	opt   Options
+	cfg   *runtime.Snapshot[Config]
+	log   zerolog.Logger
+	met   roleMetrics
+	tasks *runtime.TaskGroup
+	now   func() time.Time
+	cpu   chan struct{} // CPU semaphore for signature checks
+
+	st     *stores
+	com    *committer.Committer
+	tree   *tiles.Tree
+	api    *api.API
+	server *httpx.Server
+	ckpt   *checkpointer
+	ver    *verifier
+	ret    *retention
+	dev    *devSigner
+
+	applyMu     sync.Mutex  // serialises Apply
+	running     atomic.Bool // Start finished: every field above is set
+	open        atomic.Bool
+	draining    atomic.Bool
+	stopped     atomic.Bool
+	lastFailure atomic.Pointer[failureRecord]
+	lastErr     atomic.Pointer[string]
+	listenErr   chan error
+}
+
+// The runtime interfaces the role implements.
+var (
+	_ runtime.Role         = (*Role)(nil)
+	_ runtime.Drainer      = (*Role)(nil)
+	_ runtime.Readier      = (*Role)(nil)
+	_ runtime.Applier      = (*Role)(nil)
+	_ runtime.ApplyChecker = (*Role)(nil)
+	_ runtime.Detailer     = (*Role)(nil)
+	_ runtime.TaskGrouper  = (*Role)(nil)
+	_ runtime.Addresser    = (*Role)(nil)
+)
+
+// failureRecord is the latest chain mismatch with the time it was found.
+type failureRecord struct {
+	m  *mismatch
+	at time.Time
+}
+
+// New builds the role without side effects: nothing is opened or bound.
+func New(opt Options) *Role {
+	if opt.Metrics == nil {
+		opt.Metrics = runtime.NewMetrics(nil)
+	}
+	r := &Role{opt: opt, log: opt.Log.With().Str("role", roleName).Logger(), met: roleMetrics{opt.Metrics},
+		now: time.Now, cpu: make(chan struct{}, goruntime.GOMAXPROCS(0)), listenErr: make(chan error, 1)}
+	cfg := opt.Config
+	r.cfg = runtime.NewSnapshot(&cfg)
+	r.tasks = runtime.NewTaskGroup(roleName, r.log, opt.Metrics, runtime.WithBus(opt.Bus))
+	return r
+}
+
+// config returns the current config.
+func (r *Role) config() Config { return *r.cfg.Load() }
+
+// Name implements runtime.Role.
+func (r *Role) Name() string { return roleName }
+
+// TaskGroup exposes the role's supervised workers to the manager.
+func (r *Role) TaskGroup() *runtime.TaskGroup { return r.tasks }
+
+// API returns the role's HTTP API after Start (nil before);
+// api.NewLocalClient(r.API()) is how in-process callers talk to it.
+func (r *Role) API() *api.API { return r.api }
+
+// DevSigner returns the dev signer's id and private key when the registry
+// runs on the dev signer (no trust roots; in amnesia the key exists only
+// in memory). ok is false otherwise or before Start.
+func (r *Role) DevSigner() (id string, key ed25519.PrivateKey, ok bool) {
+	if r.dev == nil {
+		return "", nil, false
+	}
+	return r.dev.id, r.dev.key, true
+}
+
+// Addr is the bound listener address after Start, the configured one
+// before.
+func (r *Role) Addr() string {
+	if r.server == nil {
+		return r.cfg.Load().Listen
+	}
+	return r.server.Addr()
+}
+
+// AdvertiseURL is advertise_url, else "http://" + the bound listener
+// address (valid after Start).
+func (r *Role) AdvertiseURL() string {
+	if u := r.cfg.Load().AdvertiseURL; u != "" {
+		return u
+	}
+	return "http://" + r.Addr()
+}
+
+// Start runs spec/registry.md §6: open the stores and the log key and
+// recover the log (bootstrapping genesis when no log exists); verify the
+// tail; bring the tiles up to date and sign a checkpoint covering HEAD;
+// bind the listener (reads are served from here on); start the committer,
+// checkpointer, deep verifier and retention; then writes turn ready. A
+// tail that fails verification still serves reads but leaves writes
+// unready (verify_failed).
+func (r *Role) Start(ctx context.Context) error {
+	cfg := *r.cfg.Load()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if err := r.openAll(ctx, cfg); err != nil {
+		return err
+	}
+	ok := r.verifyTail()
+	r.catchUp(ctx, ok)
+	if err := r.serve(cfg); err != nil {
+		r.open.Store(false)
+		_ = r.st.close()
+		return err
+	}
+	r.startWorkers()
+	r.awaitWriter(ctx)
+	r.running.Store(true)
+	r.log.Info().Str("listen", r.Addr()).Uint64("head", r.com.Head().Version).Str("origin", r.st.key.Origin()).
+		Strs("write_unready", r.com.WriteUnready()).Msg("registry listening")
+	return nil
+}
+
+// serve builds the API and the listener with its routes and binds it.
+func (r *Role) serve(cfg Config) error {
+	r.api = api.New(api.Options{Committer: r.com, Tree: r.tree, Log: r.st.log, Keys: r.opt.Keys,
+		Settings: r.settings, Status: r.status, MinIndex: r.st.log.MinIndex, Now: r.now,
+		Metrics: r.opt.Metrics, Logger: r.log})
+	r.server = httpx.NewServer(httpx.ServerOptions{Role: roleName, Addr: cfg.Listen, Log: r.log,
+		Metrics: r.opt.Metrics.Set(), Limits: cfg.Ingress.Limits(), Streaming: api.Streaming, LongLived: api.Streaming})
+	e := r.server.Echo()
+	r.api.Mount(e)
+	if r.opt.Ops != nil {
+		r.opt.Ops(e)
+	}
+	if err := r.server.Listen(); err != nil {
+		return fmt.Errorf("registry: listen %s: %w", cfg.Listen, err)
+	}
+	return nil
+}
+
+// settings are the API's live settings from the current config.
+func (r *Role) settings() api.Settings {
+	c := r.cfg.Load()
+	l := c.limits()
+	return api.Settings{PublicReads: c.PublicReads, ReadOnly: c.ReadOnly, Limits: l.Limits,
+		StreamHeartbeat: c.StreamHeartbeat, StreamMaxClients: c.StreamMaxClients, StreamMaxLag: c.StreamMaxLag,
+		CommitTimeout: c.CommitTimeout}
+}
+
+// startWorkers starts the supervised workers (spec §4–§6).
+func (r *Role) startWorkers() {
+	r.tasks.Go("registry-committer", r.com.Run)
+	r.tasks.Go("registry-checkpointer", r.ckpt.run)
+	r.tasks.Go("registry-verifier", r.ver.run)
+	if !r.opt.Amnesia { // amnesia prunes nothing
+		r.tasks.Go("registry-retention", r.ret.run)
+	}
+	r.tasks.Go("registry-listener", func(context.Context) error {
+		if err := r.server.Serve(); err != nil {
+			r.listenErr <- err
+		}
+		return nil // never restarted: a dead listener is fatal
+	})
+}
+
+// awaitWriter waits (bounded) until the committer runs, so writes are
+// ready when Start returns unless something else holds them back.
+func (r *Role) awaitWriter(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, writerStartWait)
+	defer cancel()
+	for slices.Contains(r.com.WriteUnready(), committer.ReasonStarting) {
+		if !runtime.Sleep(ctx, time.Millisecond) {
+			return
+		}
+	}
+}
+
+// onCommit is the committer's OnCommit (after durability, in commit
+// order, never blocking): wake the checkpointer, feed the SSE hub and
+// publish RegistryUpdated on the bus.
+func (r *Role) onCommit(c committer.Committed) {
+	r.ckpt.notify()
+	if r.api != nil {
+		r.api.Hub().Notify(c)
+	}
+	if r.opt.Bus != nil {
+		r.opt.Bus.Publish(runtime.RegistryUpdated{Version: c.Version, B3: c.PayloadB3})
+	}
+}
+
+// Run serves until ctx ends; a listener failure is returned (fatal).
+func (r *Role) Run(ctx context.Context) error {
+	select {
+	case err := <-r.listenErr:
+		return fmt.Errorf("registry listener: %w", err)
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// Drain stops taking writes at once (503 draining) and turns readiness
+// false (shutdown step 2).
+func (r *Role) Drain() {
+	r.draining.Store(true)
+	if r.com != nil {
+		r.com.Drain()
+	}
+	if r.server != nil {
+		r.server.Drain()
+	}
+}
+
+// Stop runs the §6 shutdown: writes get 503 draining, streams end, the
+// listener drains until ctx's deadline while the committer finishes the
+// messages already taken, the workers stop, a final checkpoint is signed
+// if time allows, then the log and both databases are closed.
+func (r *Role) Stop(ctx context.Context) error {
+	if r.stopped.Swap(true) {
+		return nil
+	}
+	r.Drain()
+	if r.api != nil {
+		r.api.Hub().Close()
+	}
+	if r.server != nil {
+		if n := r.server.Shutdown(ctx); n > 0 {
+			r.log.Warn().Int("connections", n).Msg("drain deadline passed: aborted open requests")
+		}
+	}
+	if n := r.tasks.Stop(ctx); n > 0 {
+		r.log.Error().Int("workers", n).Msg("registry workers still running at the drain deadline; stores left open")
+		return fmt.Errorf("registry: %d workers did not stop", n)
+	}
+	if r.st == nil {
+		return nil
+	}
+	if r.ckpt != nil {
+		if err := r.ckpt.final(ctx); err != nil {
+			r.log.Warn().Err(err).Msg("final checkpoint not signed")
+		}
+	}
+	r.open.Store(false)
+	return r.st.close()
+}
+
+// Ready reports read readiness (/readyz): stores open and not draining.
+// Write readiness never fails /readyz; it shows in /registry/status,
+// ron_registry_write_ready and the status details' last_error.
+func (r *Role) Ready(context.Context) runtime.Readiness {
+	var rd runtime.Readiness
+	switch {
+	case r.draining.Load():
+		rd.Missing = append(rd.Missing, roleName)
+	case !r.open.Load():
+		rd.Missing = append(rd.Missing, roleName+":store")
+	}
+	return rd
+}
+
+// readReady is Ready without a context.
+func (r *Role) readReady() bool { return !r.draining.Load() && r.open.Load() }
