@@ -388,3 +388,34 @@ func TestManagerAddPanics(t *testing.T) {
 	}()
 	m.Add(newFake("edge", &recorder{}), "")
 }
+
+// impaired is a running role that reports why it is impaired.
+type impaired struct {
+	*fakeRole
+	why string
+}
+
+func (i impaired) LastError() string { return i.why }
+
+// TestStatusShowsLastErrorer: a running role's own last error shows in its
+// status.
+func TestStatusShowsLastErrorer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := &recorder{}
+		m := testManager(metrics.NewSet(), time.Second)
+		m.Add(impaired{newFake("registry", rec), "writes unready: verify_failed"}, "127.0.0.1:0")
+		if err := m.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		st := m.Status()
+		if len(st) != 1 || st[0].LastError != "writes unready: verify_failed" {
+			t.Fatalf("status %+v", st)
+		}
+		m.RequestShutdown("test end")
+		runCtx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		if err := m.Run(runCtx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

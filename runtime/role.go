@@ -48,6 +48,11 @@ type ApplyChecker interface{ CheckApply(cfg any) error }
 // return a value safe to marshal concurrently with the role's work.
 type Detailer interface{ Details() any }
 
+// LastErrorer is implemented by roles that know why they are impaired while
+// still running (the registry's write-unready reasons). The status shows it
+// as last_error when the manager has recorded no failure of its own.
+type LastErrorer interface{ LastError() string }
+
 // TaskGrouper is implemented by roles that run supervised workers. The
 // Manager reads the group's Degraded and Restarts for readiness and status,
 // and stops the group after the role's Stop (a no-op when Stop already did),

@@ -75,6 +75,9 @@ func (m *Manager) StatusContext(ctx context.Context) []RoleStatus {
 		if a, ok := v.role.(Addresser); ok && v.state == StateRunning {
 			st.Listen = a.Addr()
 		}
+		if le, ok := v.role.(LastErrorer); ok && st.LastError == "" {
+			st.LastError = le.LastError()
+		}
 		if g := taskGroupOf(v.role); g != nil {
 			st.Restarts = g.Restarts()
 		}

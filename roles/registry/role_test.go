@@ -54,7 +54,7 @@ func TestAmnesiaDevSigner(t *testing.T) {
 		n.metric(`ron_registry_verified_version{role="registry"}`) != 3 {
 		t.Fatalf("metrics: %v", n.opt.Metrics.Values())
 	}
-	if n.Details().(map[string]any)["last_error"] != "" {
+	if n.LastError() != "" {
 		t.Fatalf("details: %v", n.Details())
 	}
 }

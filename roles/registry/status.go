@@ -55,8 +55,8 @@ func (r *Role) verifierStatus() api.VerifierStatus {
 }
 
 // Details is the role's object in /api/v1/status: HEAD, write readiness
-// and its reasons, the dev signer, checkpoint, min_index, the verifier's
-// progress and last_error (why writes are unready; "" when ready).
+// and its reasons, the dev signer, checkpoint, min_index and the verifier's
+// progress. Why writes are unready is the role's last_error (LastError).
 func (r *Role) Details() any {
 	if !r.running.Load() {
 		return map[string]any{"started": false}
@@ -66,11 +66,20 @@ func (r *Role) Details() any {
 		"head": s.Head.Version, "payload_b3_prefix": b3Prefix(s.Head.PayloadB3),
 		"write_ready": s.WriteReady, "write_unready_reasons": s.WriteUnreadyReasons,
 		"read_only": s.ReadOnly, "dev_signer": s.DevSigner, "checkpoint_size": s.Checkpoint.Size,
-		"min_index": s.MinIndex, "open_proposals": s.OpenProposals, "last_error": r.lastError(s.WriteUnreadyReasons),
+		"min_index": s.MinIndex, "open_proposals": s.OpenProposals,
 		"verified_through": s.Verifier.VerifiedThrough,
 	}
 	d["origin"] = r.st.key.Origin()
 	return d
+}
+
+// LastError implements runtime.LastErrorer: why writes are unready ("" when
+// they are ready or the role is not running).
+func (r *Role) LastError() string {
+	if !r.running.Load() {
+		return ""
+	}
+	return r.lastError(r.status().WriteUnreadyReasons)
 }
 
 // lastError explains write unreadiness: the latest chain failure when

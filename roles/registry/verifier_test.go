@@ -200,8 +200,8 @@ func TestTailTamper(t *testing.T) {
 	if code, _ := n.get("/registry/3"); code != 200 {
 		t.Fatalf("reads must still work: %d", code)
 	}
-	if d := n.Details().(map[string]any); d["last_error"] == "" {
-		t.Fatalf("details %v", d)
+	if n.LastError() == "" {
+		t.Fatalf("no last_error while writes are unready: %v", n.Details())
 	}
 }
 
