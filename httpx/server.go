@@ -150,6 +150,21 @@ func (s *Server) Serve() error {
 	return err
 }
 
+// Run serves until ctx ends (nil) or serving fails (the error: a dead
+// listener is fatal to its role, never restarted). The serving goroutine
+// belongs to the server and ends when Shutdown closes the listener, which
+// the role's Stop does after Run has returned.
+func (s *Server) Run(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.Serve() }() // owned: ends at Shutdown
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		return nil
+	}
+}
+
 // Drain marks the server as draining: requests that reach a handler after this
 // may consult Draining() and answer 503 draining.
 func (s *Server) Drain() {

@@ -403,3 +403,34 @@ func FuzzDecodeStrictJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestRunEndsWithCtxOrFailure: Run returns nil when ctx ends (the listener
+// keeps serving until Shutdown) and the serve error when serving fails.
+func TestRunEndsWithCtxOrFailure(t *testing.T) {
+	s, _ := newTestServer(Limits{})
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.Run(ctx); err != nil {
+		t.Fatalf("Run after ctx ended: %v", err)
+	}
+	c := dialGet(t, s.Addr())
+	if got := statusOf(t, c); got != 200 {
+		t.Fatalf("listener must serve until Shutdown: %d", got)
+	}
+	c.Close()
+	sctx, scancel := context.WithTimeout(context.Background(), time.Second)
+	defer scancel()
+	s.Shutdown(sctx)
+
+	f, _ := newTestServer(Limits{})
+	if err := f.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.ln.Close() // serving fails at once
+	if err := f.Run(context.Background()); err == nil {
+		t.Fatal("Run hid a serve failure")
+	}
+}

@@ -78,7 +78,6 @@ type Role struct {
 	draining  atomic.Bool
 	names     atomic.Int64 // live names, refreshed by the janitor
 	records   atomic.Int64 // provider records, refreshed by the janitor
-	listenErr chan error
 }
 
 // New builds the role without side effects: nothing is opened or bound.
@@ -86,8 +85,7 @@ func New(opt Options) *Role {
 	if opt.Metrics == nil {
 		opt.Metrics = runtime.NewMetrics(nil)
 	}
-	r := &Role{opt: opt, log: opt.Log.With().Str("role", roleName).Logger(), met: roleMetrics{opt.Metrics},
-		listenErr: make(chan error, 1)}
+	r := &Role{opt: opt, log: opt.Log.With().Str("role", roleName).Logger(), met: roleMetrics{opt.Metrics}}
 	cfg := opt.Config
 	r.cfg = runtime.NewSnapshot(&cfg)
 	r.tasks = runtime.NewTaskGroup(roleName, r.log, opt.Metrics, runtime.WithBus(opt.Bus))
@@ -293,18 +291,10 @@ func (r *Role) Run(ctx context.Context) error {
 	r.tasks.Go("probe", r.probeLoop)
 	r.tasks.Go("janitor", r.janitorLoop)
 	r.tasks.Go("breaker-log", r.logMoves)
-	r.tasks.Go("listener", func(context.Context) error {
-		if err := r.server.Serve(); err != nil {
-			r.listenErr <- err
-		}
-		return nil // never restarted: a dead listener is fatal
-	})
-	select {
-	case err := <-r.listenErr:
+	if err := r.server.Run(ctx); err != nil {
 		return fmt.Errorf("index listener: %w", err)
-	case <-ctx.Done():
-		return nil
 	}
+	return nil
 }
 
 // Drain stops taking work at once: new requests answer 503 draining and

@@ -147,7 +147,7 @@ func retentionByCount(t *testing.T, n *node, dir string, cfg Config) {
 // TestRetentionAmnesia: amnesia never runs retention.
 func TestRetentionAmnesia(t *testing.T) {
 	n := startNode(t, testOptions(t, testConfig(), ""), nil, 0)
-	if n.tasks.Running() != 4 { // committer, checkpointer, verifier, listener
+	if n.tasks.Running() != 3 { // committer, checkpointer, verifier
 		t.Fatalf("%d workers running", n.tasks.Running())
 	}
 	if !strings.HasPrefix(n.st.dir, amnesiaRoot) {

@@ -68,7 +68,6 @@ type Role struct {
 	stopped     atomic.Bool
 	lastFailure atomic.Pointer[failureRecord]
 	lastErr     atomic.Pointer[string]
-	listenErr   chan error
 }
 
 // The runtime interfaces the role implements.
@@ -95,7 +94,7 @@ func New(opt Options) *Role {
 		opt.Metrics = runtime.NewMetrics(nil)
 	}
 	r := &Role{opt: opt, log: opt.Log.With().Str("role", roleName).Logger(), met: roleMetrics{opt.Metrics},
-		now: time.Now, cpu: make(chan struct{}, goruntime.GOMAXPROCS(0)), listenErr: make(chan error, 1)}
+		now: time.Now, cpu: make(chan struct{}, goruntime.GOMAXPROCS(0))}
 	cfg := opt.Config
 	r.cfg = runtime.NewSnapshot(&cfg)
 	r.tasks = runtime.NewTaskGroup(roleName, r.log, opt.Metrics, runtime.WithBus(opt.Bus))
@@ -208,12 +207,6 @@ func (r *Role) startWorkers() {
 	if !r.opt.Amnesia { // amnesia prunes nothing
 		r.tasks.Go("registry-retention", r.ret.run)
 	}
-	r.tasks.Go("registry-listener", func(context.Context) error {
-		if err := r.server.Serve(); err != nil {
-			r.listenErr <- err
-		}
-		return nil // never restarted: a dead listener is fatal
-	})
 }
 
 // awaitWriter waits (bounded) until the committer runs, so writes are
@@ -243,12 +236,10 @@ func (r *Role) onCommit(c committer.Committed) {
 
 // Run serves until ctx ends; a listener failure is returned (fatal).
 func (r *Role) Run(ctx context.Context) error {
-	select {
-	case err := <-r.listenErr:
+	if err := r.server.Run(ctx); err != nil {
 		return fmt.Errorf("registry listener: %w", err)
-	case <-ctx.Done():
-		return nil
 	}
+	return nil
 }
 
 // Drain stops taking writes at once (503 draining) and turns readiness

@@ -145,17 +145,10 @@ func (r *Role) Run(ctx context.Context) error {
 	if rc, ok := r.engine.(recounter); ok {
 		r.tasks.Go("recount", func(ctx context.Context) error { return rc.Recount(ctx) })
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- r.server.Serve() }() // owned: ends when Stop shuts the server down
-	select {
-	case err := <-errc:
-		if err != nil {
-			return fmt.Errorf("storage listener: %w", err)
-		}
-		return nil
-	case <-ctx.Done():
-		return nil
+	if err := r.server.Run(ctx); err != nil {
+		return fmt.Errorf("storage listener: %w", err)
 	}
+	return nil
 }
 
 type sweeper interface {
