@@ -28,8 +28,6 @@ if ! [ -x "$(go env GOPATH)/bin/fsck" ] || ! grep -q "$FSCK_VERSION" "$(go env G
   go install "github.com/transparency-dev/tessera/cmd/fsck@$FSCK_VERSION"
   echo "$FSCK_VERSION" > "$(go env GOPATH)/bin/.fsck-version"
 fi
-# Named explicitly: a bare "fsck" on PATH is the system's file-system checker.
-export RON_TESSERA_FSCK="$(go env GOPATH)/bin/fsck"
 
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
