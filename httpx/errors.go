@@ -3,6 +3,7 @@
 package httpx
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -175,4 +176,35 @@ func codeForStatus(status int) string {
 		return CodeNotReady
 	}
 	return CodeInternal
+}
+
+// LocalError is what an in-process client returns for err, so that it
+// answers exactly like the HTTP client of the same API: nil stays nil; an
+// envelope stays itself; ctx ending maps as the HTTP client maps it (503
+// upstream_unavailable on cancel, 504 timeout on deadline); anything else is
+// 500 internal. Details go through JSON, so numbers are float64 and the
+// error compares equal to a decoded envelope.
+func LocalError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	var he *Error
+	switch {
+	case errors.As(err, &he):
+	case errors.Is(ctx.Err(), context.Canceled):
+		he = NewError(http.StatusServiceUnavailable, CodeUpstreamUnavailable, "request canceled")
+	case ctx.Err() != nil:
+		he = NewError(http.StatusGatewayTimeout, CodeTimeout, "upstream timed out")
+	default:
+		he = AsError(err)
+	}
+	c := *he
+	if c.Details != nil {
+		b, mErr := json.Marshal(c.Details)
+		var d map[string]any
+		if mErr == nil && json.Unmarshal(b, &d) == nil {
+			c.Details = d
+		}
+	}
+	return &c
 }

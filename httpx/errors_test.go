@@ -1,10 +1,14 @@
 package httpx
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestWriteErrorHeaders(t *testing.T) {
@@ -54,5 +58,40 @@ func TestDecodeError(t *testing.T) {
 		if got := DecodeError(status, []byte("<html>")); got.Code != code || got.Status != status {
 			t.Errorf("%d → %+v", status, got)
 		}
+	}
+}
+
+func TestLocalError(t *testing.T) {
+	live := context.Background()
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancel2 := context.WithDeadline(context.Background(), time.Unix(0, 0))
+	defer cancel2()
+	envelope := NewError(http.StatusPreconditionFailed, CodePreconditionFailed, "x").
+		WithDetails(map[string]any{"current_version": uint64(7)})
+	cases := []struct {
+		name   string
+		ctx    context.Context
+		err    error
+		status int
+		code   string
+	}{
+		{"envelope kept", canceled, fmt.Errorf("wrapped: %w", envelope), 412, CodePreconditionFailed},
+		{"cancel", canceled, errors.New("boom"), 503, CodeUpstreamUnavailable},
+		{"deadline", expired, errors.New("boom"), 504, CodeTimeout},
+		{"other", live, errors.New("boom"), 500, CodeInternal},
+	}
+	for _, c := range cases {
+		he := AsError(LocalError(c.ctx, c.err))
+		if he.Status != c.status || he.Code != c.code {
+			t.Errorf("%s: %d %s", c.name, he.Status, he.Code)
+		}
+	}
+	if LocalError(live, nil) != nil {
+		t.Error("nil must stay nil")
+	}
+	he := AsError(LocalError(live, envelope))
+	if he.Details["current_version"] != float64(7) || envelope.Details["current_version"] != uint64(7) {
+		t.Errorf("details must go through JSON on a copy: %#v / %#v", he.Details, envelope.Details)
 	}
 }

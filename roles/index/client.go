@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/store"
@@ -84,7 +85,7 @@ type announceJSON struct {
 // like an idempotent one.
 func (h *HTTPClient) Announce(ctx context.Context, recs []indexdb.Announcement) (int, int, error) {
 	if err := checkWholeSeconds(recs); err != nil {
-		return 0, 0, localError(ctx, err) // as the server would answer
+		return 0, 0, httpx.LocalError(ctx, err) // as the server would answer
 	}
 	in := struct {
 		Records []announceJSON `json:"records"`

@@ -2,9 +2,6 @@ package index
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"net/http"
 	"strconv"
 
 	"github.com/ronhq/ron/httpx"
@@ -30,7 +27,7 @@ func NewLocalClient(h *Handlers) *LocalClient { return &LocalClient{h: h} }
 // Announce implements Client like POST /providers.
 func (l *LocalClient) Announce(ctx context.Context, recs []indexdb.Announcement) (int, int, error) {
 	res, err := l.h.doAnnounce(ctx, recs)
-	return res.Accepted, res.Withdrawn, localError(ctx, err)
+	return res.Accepted, res.Withdrawn, httpx.LocalError(ctx, err)
 }
 
 // Providers implements Client like GET /providers/{b3}; region "" is the
@@ -40,32 +37,32 @@ func (l *LocalClient) Providers(ctx context.Context, id store.ID, region string,
 		region = l.h.Zone
 	}
 	out, err := l.h.lookupProviders(ctx, id, region, limit, resolveOpts{})
-	return out, localError(ctx, err)
+	return out, httpx.LocalError(ctx, err)
 }
 
 // GetName implements Client like GET /names/{name}.
 func (l *LocalClient) GetName(ctx context.Context, name string) (NameRecord, error) {
 	if err := checkName(name); err != nil {
-		return NameRecord{}, localError(ctx, err)
+		return NameRecord{}, httpx.LocalError(ctx, err)
 	}
 	rec, err := l.h.lookupName(ctx, name, resolveOpts{})
-	return rec, localError(ctx, err)
+	return rec, httpx.LocalError(ctx, err)
 }
 
 // GetNameVersion implements Client like GET /names/{name}@{version}.
 func (l *LocalClient) GetNameVersion(ctx context.Context, name string, version uint64) (NameRecord, error) {
 	if err := checkName(name); err != nil {
-		return NameRecord{}, localError(ctx, err)
+		return NameRecord{}, httpx.LocalError(ctx, err)
 	}
 	rec, err := l.h.lookupName(ctx, name+"@"+strconv.FormatUint(version, 10), resolveOpts{})
-	return rec, localError(ctx, err)
+	return rec, httpx.LocalError(ctx, err)
 }
 
 // SetName implements Client like PUT /names/{name}.
 func (l *LocalClient) SetName(ctx context.Context, name string, target store.ID, cond Cond) (NameRecord, error) {
 	rec, err := l.h.doSet(ctx, name, target, cond)
 	if err != nil {
-		return NameRecord{}, localError(ctx, err)
+		return NameRecord{}, httpx.LocalError(ctx, err)
 	}
 	return toRecordOut(rec), nil
 }
@@ -73,13 +70,13 @@ func (l *LocalClient) SetName(ctx context.Context, name string, target store.ID,
 // DeleteName implements Client like DELETE /names/{name}.
 func (l *LocalClient) DeleteName(ctx context.Context, name string, cond Cond) (NameDeletion, error) {
 	out, err := l.h.doDelete(ctx, name, cond)
-	return out, localError(ctx, err)
+	return out, httpx.LocalError(ctx, err)
 }
 
 // History implements Client like GET /names/{name}/versions.
 func (l *LocalClient) History(ctx context.Context, name string) (NameHistory, error) {
 	out, err := l.h.doHistory(ctx, name)
-	return out, localError(ctx, err)
+	return out, httpx.LocalError(ctx, err)
 }
 
 // Resolve implements Client like GET /resolve/{key}, over the handlers'
@@ -87,36 +84,7 @@ func (l *LocalClient) History(ctx context.Context, name string) (NameHistory, er
 func (l *LocalClient) Resolve(ctx context.Context, key string, noCache bool) (ResolveAnswer, error) {
 	a, err := l.h.doResolve(ctx, key, resolveOpts{noCache: noCache})
 	if err != nil {
-		return ResolveAnswer{}, localError(ctx, err)
+		return ResolveAnswer{}, httpx.LocalError(ctx, err)
 	}
 	return a.decode()
-}
-
-// localError turns err into the *httpx.Error HTTPClient would return: ctx
-// ending maps as the HTTP client maps it (503 upstream_unavailable on
-// cancel, 504 timeout on deadline), anything not an envelope is 500
-// internal, and details go through JSON so they compare equal.
-func localError(ctx context.Context, err error) error {
-	if err == nil {
-		return nil
-	}
-	var he *httpx.Error
-	switch {
-	case errors.As(err, &he):
-	case errors.Is(ctx.Err(), context.Canceled):
-		he = httpx.NewError(http.StatusServiceUnavailable, httpx.CodeUpstreamUnavailable, "request canceled")
-	case ctx.Err() != nil:
-		he = httpx.NewError(http.StatusGatewayTimeout, httpx.CodeTimeout, "upstream timed out")
-	default:
-		he = httpx.AsError(err)
-	}
-	c := *he
-	if c.Details != nil {
-		b, mErr := json.Marshal(c.Details)
-		var d map[string]any
-		if mErr == nil && json.Unmarshal(b, &d) == nil {
-			c.Details = d
-		}
-	}
-	return &c
 }

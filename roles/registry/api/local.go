@@ -2,9 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"net/http"
 
 	"github.com/oklog/ulid/v2"
 
@@ -30,7 +27,7 @@ func NewLocalClient(a *API) *LocalClient { return &LocalClient{a: a} }
 // Head implements Client.
 func (l *LocalClient) Head(ctx context.Context) (Head, error) {
 	if err := ctx.Err(); err != nil {
-		return Head{}, localError(ctx, err)
+		return Head{}, httpx.LocalError(ctx, err)
 	}
 	return l.a.doHead(), nil
 }
@@ -39,10 +36,10 @@ func (l *LocalClient) Head(ctx context.Context) (Head, error) {
 func (l *LocalClient) Get(ctx context.Context, v uint64) (descriptor.Artifact, []byte, error) {
 	body, err := l.a.doGet(v)
 	if err != nil {
-		return descriptor.Artifact{}, nil, localError(ctx, err)
+		return descriptor.Artifact{}, nil, httpx.LocalError(ctx, err)
 	}
 	art, err := checkArtifact(v, body)
-	return art, body, localError(ctx, err)
+	return art, body, httpx.LocalError(ctx, err)
 }
 
 // Watch implements Client over the hub: above stream_max_clients it is
@@ -52,11 +49,11 @@ func (l *LocalClient) Get(ctx context.Context, v uint64) (descriptor.Artifact, [
 func (l *LocalClient) Watch(ctx context.Context, since *uint64) (<-chan Update, error) {
 	h := l.a.hub
 	if h.isClosed() {
-		return nil, localError(ctx, errDraining())
+		return nil, httpx.LocalError(ctx, errDraining())
 	}
 	if !h.acquire(l.a.settings().StreamMaxClients) {
 		l.a.m.busy(endpointStream)
-		return nil, localError(ctx, errBusy("too many registry streams"))
+		return nil, httpx.LocalError(ctx, errBusy("too many registry streams"))
 	}
 	var last *uint64
 	if since != nil {
@@ -87,7 +84,7 @@ func (s chanSink) comment(string) error { return nil }
 func (l *LocalClient) Propose(ctx context.Context, req descriptor.ProposeRequest) (Proposed, error) {
 	body, err := encodePropose(req)
 	if err != nil {
-		return Proposed{}, localError(ctx, err)
+		return Proposed{}, httpx.LocalError(ctx, err)
 	}
 	return l.ProposeRaw(ctx, body)
 }
@@ -95,13 +92,13 @@ func (l *LocalClient) Propose(ctx context.Context, req descriptor.ProposeRequest
 // ProposeRaw implements Client like POST /registry/proposals.
 func (l *LocalClient) ProposeRaw(ctx context.Context, body []byte) (Proposed, error) {
 	p, err := l.a.doPropose(ctx, body, ulid.Make().String())
-	return p, localError(ctx, err)
+	return p, httpx.LocalError(ctx, err)
 }
 
 // Proposals implements Client like GET /registry/proposals.
 func (l *LocalClient) Proposals(ctx context.Context) ([]ProposalSummary, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, localError(ctx, err)
+		return nil, httpx.LocalError(ctx, err)
 	}
 	return l.a.c.OpenProposals(), nil
 }
@@ -110,7 +107,7 @@ func (l *LocalClient) Proposals(ctx context.Context) ([]ProposalSummary, error) 
 func (l *LocalClient) Proposal(ctx context.Context, id string) (Proposal, error) {
 	v, err := l.a.c.Proposal(id)
 	if err != nil {
-		return Proposal{}, localError(ctx, err)
+		return Proposal{}, httpx.LocalError(ctx, err)
 	}
 	return proposalOf(v), nil
 }
@@ -119,44 +116,14 @@ func (l *LocalClient) Proposal(ctx context.Context, id string) (Proposal, error)
 func (l *LocalClient) Approve(ctx context.Context, id string, ap descriptor.Approval) (ApprovalResult, error) {
 	body, err := encodeApproval(ap)
 	if err != nil {
-		return ApprovalResult{}, localError(ctx, err)
+		return ApprovalResult{}, httpx.LocalError(ctx, err)
 	}
 	res, err := l.a.doApprove(ctx, id, body, ulid.Make().String())
-	return res, localError(ctx, err)
+	return res, httpx.LocalError(ctx, err)
 }
 
 // Commit implements Client like POST /registry/commit/{id}.
 func (l *LocalClient) Commit(ctx context.Context, id string) (Committed, error) {
 	cm, err := l.a.doCommit(ctx, id, ulid.Make().String())
-	return cm, localError(ctx, err)
-}
-
-// localError turns err into the *httpx.Error HTTPClient would return: ctx
-// ending maps as the HTTP client maps it (503 upstream_unavailable on
-// cancel, 504 timeout on deadline) unless err already is an envelope,
-// anything else is 500 internal, and details go through JSON so they
-// compare equal to decoded ones.
-func localError(ctx context.Context, err error) error {
-	if err == nil {
-		return nil
-	}
-	var he *httpx.Error
-	switch {
-	case errors.As(err, &he):
-	case errors.Is(ctx.Err(), context.Canceled):
-		he = httpx.NewError(http.StatusServiceUnavailable, httpx.CodeUpstreamUnavailable, "request canceled")
-	case ctx.Err() != nil:
-		he = httpx.NewError(http.StatusGatewayTimeout, httpx.CodeTimeout, "upstream timed out")
-	default:
-		he = httpx.AsError(err)
-	}
-	c := *he
-	if c.Details != nil {
-		b, mErr := json.Marshal(c.Details)
-		var d map[string]any
-		if mErr == nil && json.Unmarshal(b, &d) == nil {
-			c.Details = d
-		}
-	}
-	return &c
+	return cm, httpx.LocalError(ctx, err)
 }
