@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -121,6 +122,28 @@ func (f *Flags) ServerURL(env Env, role string) (string, error) {
 		return "", Exit(ExitFailure, fmt.Errorf("the %s role is not enabled in this node's config: use --server URL", role))
 	}
 	return "http://" + addr, nil
+}
+
+// OnceToken returns a token source for scope that asks TokenSource once, on
+// first use, and then answers the same. With optional (read scopes) a failure
+// to get a token means no token: reads are public by default, and a node
+// with private reads answers 401, which says what is missing.
+func (f *Flags) OnceToken(env Env, getenv func(string) string, scope string, optional bool) func(context.Context) (string, error) {
+	src := f.TokenSource(env, getenv, scope)
+	var (
+		once   sync.Once
+		tok    string
+		tokErr error
+	)
+	return func(ctx context.Context) (string, error) {
+		once.Do(func() {
+			tok, tokErr = src(ctx)
+			if tokErr != nil && optional {
+				tok, tokErr = "", nil
+			}
+		})
+		return tok, tokErr
+	}
 }
 
 // localTokenTTL is the lifetime of tokens client commands mint on the node.

@@ -104,3 +104,28 @@ func TestClassify(t *testing.T) {
 		t.Fatal("-o yaml accepted")
 	}
 }
+
+// TestOnceToken: the source is asked once; an optional token that cannot be
+// had is no token, a required one is the error.
+func TestOnceToken(t *testing.T) {
+	ctx := context.Background()
+	asked := 0
+	env := Env{Node: func() (Node, error) { asked++; return Node{}, errors.New("no config") }}
+	var f Flags
+	opt := f.OnceToken(env, noEnv, "index:read", true)
+	for range 3 {
+		if tok, err := opt(ctx); tok != "" || err != nil {
+			t.Fatalf("optional token: %q %v", tok, err)
+		}
+	}
+	if asked != 1 {
+		t.Fatalf("source asked %d times, want once", asked)
+	}
+	if _, err := f.OnceToken(env, noEnv, "index:write", false)(ctx); err == nil {
+		t.Fatal("a required token that cannot be had must fail")
+	}
+	f.Token = "explicit"
+	if tok, _ := f.OnceToken(env, noEnv, "index:write", false)(ctx); tok != "explicit" {
+		t.Fatalf("--token: %q", tok)
+	}
+}

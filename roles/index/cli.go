@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -47,29 +46,14 @@ func Commands(env cli.Env, getenv func(string) string) []*cobra.Command {
 	return []*cobra.Command{name, resolveCommand(env, getenv)}
 }
 
-// newCLIClient builds the client a command uses. The token is fetched once,
-// on first use; for reads a failure to get one means no token (reads are
-// public by default and a private index answers 401, which says why).
+// newCLIClient builds the client a command uses; the token is asked once,
+// on first use, and is optional for reads (cli.Flags.OnceToken).
 func newCLIClient(env cli.Env, f *cli.Flags, getenv func(string) string, scope string) (*HTTPClient, error) {
 	base, err := f.ServerURL(env, cliRole)
 	if err != nil {
 		return nil, err
 	}
-	src := f.TokenSource(env, getenv, scope)
-	var (
-		once   sync.Once
-		tok    string
-		tokErr error
-	)
-	token := func(ctx context.Context) (string, error) {
-		once.Do(func() {
-			tok, tokErr = src(ctx)
-			if tokErr != nil && scope == scopeRead {
-				tok, tokErr = "", nil
-			}
-		})
-		return tok, tokErr
-	}
+	token := f.OnceToken(env, getenv, scope, scope == scopeRead)
 	return NewHTTPClient(base, token, client.Options{Role: "cli"}), nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -135,29 +134,14 @@ func checkOutput(output string) error {
 	return nil
 }
 
-// newCLIClient builds the HTTP client of a command for scope. The token is
-// fetched once, on first use; for reads a failure to get one means no
-// token (reads are public by default; a private registry answers 401).
+// newCLIClient builds the HTTP client of a command for scope; the token is
+// asked once, on first use, and is optional for reads (cli.Flags.OnceToken).
 func newCLIClient(env cli.Env, f *cli.Flags, getenv func(string) string, scope string) (*api.HTTPClient, error) {
 	base, err := f.ServerURL(env, roleName)
 	if err != nil {
 		return nil, err
 	}
-	src := f.TokenSource(env, getenv, scope)
-	var (
-		once   sync.Once
-		tok    string
-		tokErr error
-	)
-	token := func(ctx context.Context) (string, error) {
-		once.Do(func() {
-			tok, tokErr = src(ctx)
-			if tokErr != nil && scope == api.ScopeRead {
-				tok, tokErr = "", nil
-			}
-		})
-		return tok, tokErr
-	}
+	token := f.OnceToken(env, getenv, scope, scope == api.ScopeRead)
 	return api.NewHTTPClient(base, token, client.Options{Role: "cli"}), nil
 }
 

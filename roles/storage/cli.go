@@ -38,24 +38,10 @@ func newCLIClient(env cli.Env, f *cli.Flags, getenv func(string) string, scope s
 	return NewHTTPClient(url, cliToken(env, f, getenv, scope), client.Options{Role: "cli"}), nil
 }
 
-// cliToken returns a token source for scope that asks once, on first use.
-// For a read scope a failure means no token: reads are public by default,
-// and a node with private reads answers 401, which says what is missing.
+// cliToken returns a token source for scope, asked once; read scopes are
+// optional (cli.Flags.OnceToken).
 func cliToken(env cli.Env, f *cli.Flags, getenv func(string) string, scope string) func(context.Context) (string, error) {
-	src := f.TokenSource(env, getenv, scope)
-	optional := scope == scopeRead || scope == scopeIndexRead
-	var once sync.Once
-	var tok string
-	var tokErr error
-	return func(ctx context.Context) (string, error) {
-		once.Do(func() {
-			tok, tokErr = src(ctx)
-			if tokErr != nil && optional {
-				tok, tokErr = "", nil
-			}
-		})
-		return tok, tokErr
-	}
+	return f.OnceToken(env, getenv, scope, scope == scopeRead || scope == scopeIndexRead)
 }
 
 func putCommand(env cli.Env, getenv func(string) string) *cobra.Command {
