@@ -9,6 +9,7 @@ export PATH="$PATH:/usr/local/go/bin:$(go env GOPATH)/bin"
 
 need_apt=()
 command -v b3sum >/dev/null 2>&1 || need_apt+=(b3sum)
+command -v npm >/dev/null 2>&1 || need_apt+=(nodejs npm)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -28,6 +29,10 @@ if ! [ -x "$(go env GOPATH)/bin/fsck" ] || ! grep -q "$FSCK_VERSION" "$(go env G
   go install "github.com/transparency-dev/tessera/cmd/fsck@$FSCK_VERSION"
   echo "$FSCK_VERSION" > "$(go env GOPATH)/bin/.fsck-version"
 fi
+
+# Node programs of the registry's npm cross-checks (scripts/node: eventsource,
+# canonicalize), installed from the committed lockfile.
+npm ci --prefix scripts/node --no-audit --no-fund --loglevel=error
 
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
