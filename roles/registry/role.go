@@ -176,7 +176,7 @@ func (r *Role) Start(ctx context.Context) error {
 func (r *Role) serve(cfg Config) error {
 	r.api = api.New(api.Options{Committer: r.com, Tree: r.tree, Log: r.st.log, Keys: r.opt.Keys,
 		Settings: r.settings, Status: r.status, MinIndex: r.st.log.MinIndex, Now: r.now,
-		Metrics: r.opt.Metrics, Logger: r.log})
+		Metrics: r.opt.Metrics, Logger: r.opt.Log})
 	r.server = httpx.NewServer(httpx.ServerOptions{Role: roleName, Addr: cfg.Listen, Log: r.log,
 		Metrics: r.opt.Metrics.Set(), Limits: cfg.Ingress.Limits(), Streaming: api.Streaming, LongLived: api.Streaming})
 	e := r.server.Echo()
