@@ -2,6 +2,7 @@ package committer
 
 import (
 	"encoding/json"
+	"hash/fnv"
 	"maps"
 	"slices"
 	"strings"
@@ -28,9 +29,29 @@ type entry struct {
 type snapshot struct {
 	head    *Head
 	signers *descriptor.SignerSet
-	props   map[string]*entry
+	props   propView
 	open    []*entry // oldest first
 }
+
+// propShards is how many maps the proposals' read view is split into: a
+// batch copies only the maps its changed ids fall in, not every proposal
+// and tombstone (up to 10,000) each time.
+const propShards = 64
+
+// propView is the proposals' read view by id, split into shards. A
+// published view is never modified; nextSnapshot copies a shard before it
+// changes it.
+type propView [propShards]map[string]*entry
+
+// shardOf is the shard of id.
+func shardOf(id string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	return int(h.Sum32() % propShards)
+}
+
+// get returns id's entry or nil.
+func (v *propView) get(id string) *entry { return v[shardOf(id)][id] }
 
 // entryOf builds p's read view; q is the quorum shown for an open proposal
 // (HEAD's: the one its approvals need).
@@ -65,36 +86,41 @@ func entryOf(p *proposal, q descriptor.Quorum) *entry {
 
 // fullSnapshot builds a snapshot of every proposal in st.
 func fullSnapshot(st *state) *snapshot {
-	s := &snapshot{head: st.head, signers: st.signers, props: make(map[string]*entry, len(st.props))}
-	for id, p := range st.props {
-		s.props[id] = entryOf(p, st.quorum())
+	s := &snapshot{head: st.head, signers: st.signers}
+	for k := range s.props {
+		s.props[k] = map[string]*entry{}
 	}
-	s.open = openList(s.props, st)
+	for id, p := range st.props {
+		s.props[shardOf(id)][id] = entryOf(p, st.quorum())
+	}
+	s.open = openList(&s.props, st)
 	return s
 }
 
 // nextSnapshot derives a snapshot from prev, rebuilding the entries of ids.
 func nextSnapshot(prev *snapshot, st *state, ids []string) *snapshot {
 	s := &snapshot{head: st.head, signers: st.signers, props: prev.props}
-	if len(ids) > 0 {
-		s.props = maps.Clone(prev.props)
-		for _, id := range ids {
-			if p := st.props[id]; p != nil {
-				s.props[id] = entryOf(p, st.quorum())
-			} else {
-				delete(s.props, id)
-			}
+	var copied [propShards]bool
+	for _, id := range ids {
+		k := shardOf(id)
+		if !copied[k] {
+			s.props[k], copied[k] = maps.Clone(prev.props[k]), true
+		}
+		if p := st.props[id]; p != nil {
+			s.props[k][id] = entryOf(p, st.quorum())
+		} else {
+			delete(s.props[k], id)
 		}
 	}
-	s.open = openList(s.props, st)
+	s.open = openList(&s.props, st)
 	return s
 }
 
 // openList returns the entries of st's open proposals, oldest first.
-func openList(props map[string]*entry, st *state) []*entry {
+func openList(props *propView, st *state) []*entry {
 	out := make([]*entry, 0, len(st.open))
 	for id := range st.open {
-		out = append(out, props[id])
+		out = append(out, props.get(id))
 	}
 	slices.SortFunc(out, func(a, b *entry) int {
 		if c := a.proposed.Compare(b.proposed); c != 0 {
@@ -109,7 +135,7 @@ func openList(props map[string]*entry, st *state) []*entry {
 // than ttl) → 404; expired, including an open one past expires_at that the
 // sweep has not closed yet → 410.
 func (s *snapshot) lookup(id string, now time.Time, ttl time.Duration) (*entry, error) {
-	e := s.props[id]
+	e := s.props.get(id)
 	if e == nil {
 		return nil, errNotFound()
 	}

@@ -29,7 +29,7 @@ func (c *Committer) Propose(ctx context.Context, s *descriptor.Set, corrID strin
 	if err := s.CheckChain(snap.head.Version, snap.head.PayloadB3); err != nil {
 		return Proposed{}, c.rejectEarly(kindPropose, ev, err)
 	}
-	if e := snap.props[id]; e != nil && e.open && c.now().Before(e.expiresAt) {
+	if e := snap.props.get(id); e != nil && e.open && c.now().Before(e.expiresAt) {
 		ev.event = evProposeAccepted
 		c.emit(ev) // an idempotent repeat: audited, not counted
 		return Proposed{ProposalID: id, PayloadB3: s.B3, ExpiresAt: e.view.ExpiresAt}, nil
