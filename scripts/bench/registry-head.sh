@@ -44,85 +44,12 @@ if [[ $BENCH_PIN == 1 ]]; then
 fi
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-
-log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() {
-	log "FATAL: $*"
-	local f
-	for f in "${LOGS[@]}"; do
-		log "last lines of $f:"
-		tail -n5 "$f" >&2 || true
-	done
-	exit 1
-}
-
-# ---------------------------------------------------------------- tools
-install_tools() {
-	local missing=()
-	command -v wrk >/dev/null || missing+=(wrk)
-	command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx-light)
-	command -v curl >/dev/null || missing+=(curl)
-	command -v taskset >/dev/null || missing+=(util-linux)
-	((${#missing[@]} == 0)) && return 0
-	log "installing ${missing[*]}"
-	local sudo=()
-	((EUID == 0)) || sudo=(sudo)
-	export DEBIAN_FRONTEND=noninteractive
-	"${sudo[@]}" apt-get install -y -qq "${missing[@]}" >&2 ||
-		{ "${sudo[@]}" apt-get update -qq >&2 && "${sudo[@]}" apt-get install -y -qq "${missing[@]}" >&2; } ||
-		die "could not install ${missing[*]}"
-}
+# shellcheck source=scripts/bench/lib.sh
+source "$REPO/scripts/bench/lib.sh"
 
 # ---------------------------------------------------------------- processes
-WORK=$(mktemp -d /tmp/ron-bench-registry.XXXXXX)
-PIDS=()
 LOGS=()
-cleanup() {
-	local rc=$? p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-	rm -rf "$WORK"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# free_port VAR sets VAR to a loopback TCP port below the ephemeral range
-# that no socket uses and this run has not handed out yet.
-USED_PORTS=" "
-EPHEMERAL_LOW=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-((EPHEMERAL_LOW > 12000)) || EPHEMERAL_LOW=32768
-free_port() {
-	local _fp
-	for _ in $(seq 200); do
-		_fp=$((10000 + RANDOM % (EPHEMERAL_LOW - 10000)))
-		[[ $USED_PORTS == *" $_fp "* ]] && continue
-		if [[ -z $(ss -Htan "sport = :$_fp" 2>/dev/null) ]]; then
-			USED_PORTS+="$_fp "
-			printf -v "$1" '%s' "$_fp"
-			return
-		fi
-	done
-	die "no free port"
-}
-
-wait_http() { # url
-	for _ in $(seq 100); do
-		curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-# ---------------------------------------------------------------- statistics
-median() {
-	printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {
-		if (NR==0) {print "nan"; exit}
-		if (NR%2) print a[(NR+1)/2]; else printf "%.6g\n", (a[NR/2]+a[NR/2+1])/2 }'
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b>0) printf "%.2f", a/b; else print "n/a" }'; }
-fmt() { awk -v a="$1" -v d="${2:-0}" 'BEGIN { printf "%.*f", d, a }'; }
-pass() { awk -v v="$1" -v t="$2" -v op="$3" 'BEGIN { ok = (op==">=") ? (v>=t) : (v<t); print ok ? "yes" : "**no**" }'; }
+bench_workdir "$(mktemp -d /tmp/ron-bench-registry.XXXXXX)"
 
 # wrk_run URL DURATION → "<req/s> <p50 ms> <p99 ms>"; dies on socket errors
 # or non-2xx answers (BENCH_ALLOW_ERRORS=1 only warns).
@@ -266,7 +193,7 @@ report() {
 }
 
 # ---------------------------------------------------------------- main
-install_tools
+need_tools wrk=wrk "nginx|/usr/sbin/nginx=nginx-light" curl=curl taskset=util-linux
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 busy=$(ps -eo pcpu=,comm= --sort=-pcpu | awk '$1 > 20 {printf "%s(%s%%) ", $2, $1}')
 [[ -z $busy ]] || log "warning: busy processes before the run: $busy"

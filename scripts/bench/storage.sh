@@ -31,93 +31,27 @@ BENCH_RSS_MIB=${BENCH_RSS_MIB:-4096}    # RSS object size
 BENCH_NGINX_WORKERS=${BENCH_NGINX_WORKERS:-2}
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-
-log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() {
-	log "FATAL: $*"
-	[[ -z ${RON_LOG:-} ]] || { log "last lines of $RON_LOG:"; tail -n5 "$RON_LOG" >&2; }
-	exit 1
-}
+# shellcheck source=scripts/bench/lib.sh
+source "$REPO/scripts/bench/lib.sh"
+LOGS=()
 
 # ---------------------------------------------------------------- tools
-install_tools() {
-	local missing=()
-	command -v wrk >/dev/null || missing+=(wrk)
-	command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx-light)
-	command -v b3sum >/dev/null || missing+=(b3sum)
-	command -v curl >/dev/null || missing+=(curl)
-	((${#missing[@]} == 0)) && return 0
-	log "installing ${missing[*]}"
-	local sudo=()
-	((EUID == 0)) || sudo=(sudo)
-	export DEBIAN_FRONTEND=noninteractive
-	"${sudo[@]}" apt-get install -y -qq "${missing[@]}" >&2 ||
-		{ "${sudo[@]}" apt-get update -qq >&2 && "${sudo[@]}" apt-get install -y -qq "${missing[@]}" >&2; } ||
-		die "could not install ${missing[*]}"
-}
-install_tools
+need_tools wrk=wrk "nginx|/usr/sbin/nginx=nginx-light" b3sum=b3sum curl=curl
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
 # ---------------------------------------------------------------- temp dir
 # Data dirs must be on the same disk as the repo (the dd reference writes
 # there too). Use /tmp when it is on the repo's file system, else the repo.
 if [[ $(stat -c %d /tmp) == "$(stat -c %d "$REPO")" ]]; then
-	WORK=$(mktemp -d /tmp/ron-bench.XXXXXX)
+	bench_workdir "$(mktemp -d /tmp/ron-bench.XXXXXX)"
 else
-	WORK=$(mktemp -d "$REPO/.ron-bench.XXXXXX")
+	bench_workdir "$(mktemp -d "$REPO/.ron-bench.XXXXXX")"
 fi
-PIDS=()
-cleanup() {
-	local rc=$?
-	for p in "${PIDS[@]}"; do
-		kill "$p" 2>/dev/null || true
-	done
-	for p in "${PIDS[@]}"; do
-		wait "$p" 2>/dev/null || true
-	done
-	rm -rf "$WORK"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 # ---------------------------------------------------------------- helpers
-# free_port prints a loopback TCP port nobody listens on (and that we have
-# not handed out yet in this run).
-USED_PORTS=" "
-free_port() {
-	local p
-	for _ in $(seq 200); do
-		p=$((20000 + RANDOM % 40000))
-		[[ $USED_PORTS == *" $p "* ]] && continue
-		if [[ -z $(ss -Htln "sport = :$p" 2>/dev/null) ]]; then
-			USED_PORTS+="$p "
-			echo "$p"
-			return
-		fi
-	done
-	die "no free port"
-}
-
-# median of the arguments (numbers), printed with 1 decimal... or as given.
-median() {
-	printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {
-		if (NR==0) {print "nan"; exit}
-		if (NR%2) print a[(NR+1)/2]; else printf "%.6g\n", (a[NR/2]+a[NR/2+1])/2 }'
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b>0) printf "%.2f", a/b; else print "n/a" }'; }
-fmt() { awk -v a="$1" -v d="${2:-0}" 'BEGIN { printf "%.*f", d, a }'; }
 now() { echo "$EPOCHREALTIME"; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f", b-a }'; }
 mbps() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.1f", n/s/1e6 }'; } # bytes, seconds → MB/s
-
-wait_http() { # url
-	for _ in $(seq 100); do
-		curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 RON=$WORK/ron
 RON_PID=
@@ -128,10 +62,11 @@ RON_TOKEN=
 start_ron() {
 	local name=$1
 	shift
-	RON_ADMIN=$(free_port)
-	RON_STORE=$(free_port)
+	free_port RON_ADMIN
+	free_port RON_STORE
 	mkdir -p "$WORK/$name"
 	RON_LOG=$WORK/$name/ron.log
+	LOGS=("$RON_LOG")
 	"$RON" serve --data-dir "$WORK/$name/data" --admin.listen "127.0.0.1:$RON_ADMIN" \
 		--storage.listen "127.0.0.1:$RON_STORE" --log.level warn "$@" \
 		>"$WORK/$name/ron.log" 2>&1 &
@@ -151,13 +86,6 @@ start_ron() {
 		RON_TOKEN=$(tail -n1 <<<"$out")
 	fi
 	[[ -n $RON_TOKEN ]] || die "no token for ron ($name): $out"
-}
-stop_pid() { # stop a process we started and forget it
-	kill "$1" 2>/dev/null || true
-	wait "$1" 2>/dev/null || true
-	local keep=() p
-	for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
-	PIDS=("${keep[@]}")
 }
 stop_ron() { stop_pid "$RON_PID"; }
 
@@ -252,7 +180,7 @@ for f in 4k 1m; do
 	[[ ${ID[$f]} == "b3:$(b3sum --no-names "$WORK/www/$f")" ]] || die "id mismatch for $f: $r"
 done
 
-NGINX_PORT=$(free_port)
+free_port NGINX_PORT
 mkdir -p "$WORK/nginx"
 cat >"$WORK/nginx/nginx.conf" <<EOF
 daemon off;
@@ -387,7 +315,6 @@ RSS_SAMPLED=$(sort -n "$WORK/rss.samples" | tail -1 | awk '{printf "%.1f", $1/10
 stop_ron
 
 # ---------------------------------------------------------------- report
-pass() { awk -v v="$1" -v t="$2" -v op="$3" 'BEGIN { ok = (op==">=") ? (v>=t) : (v<t); print ok ? "yes" : "**no**" }'; }
 
 echo "## ron storage benchmarks"
 echo
