@@ -116,15 +116,20 @@ func validName(s string) bool {
 	return true
 }
 
+// ErrConflictingTenant is the cause of a verification failure for a token
+// that carries two different tenant caveats (reported only after the
+// signature verified; AuthError unwraps to it).
+var ErrConflictingTenant = errors.New("conflicting tenant caveats")
+
 // ValidTenant reports whether t is a usable tenant id: 1–128 characters from
-// [A-Za-z0-9._:@-].
+// [A-Za-z0-9._:#/@-] (the registry's id alphabet).
 func ValidTenant(t string) bool {
 	if len(t) == 0 || len(t) > 128 {
 		return false
 	}
 	for i := 0; i < len(t); i++ {
 		c := t[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._:@-", c) >= 0) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._:#/@-", c) >= 0) {
 			return false
 		}
 	}
@@ -336,7 +341,7 @@ func (cv *caveats) addTenant(value string) error {
 		return fmt.Errorf("invalid tenant %q", value)
 	}
 	if cv.tenant != "" && cv.tenant != value {
-		return errors.New("conflicting tenant caveats")
+		return ErrConflictingTenant
 	}
 	cv.tenant = value
 	return nil

@@ -1,0 +1,88 @@
+package drr
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// Acquire waits for a scheduler slot for one request of tenant with the
+// given weight (clamped to 1–1000) and cost (clamped to 1–64, see Cost).
+// On success the caller holds the slot until it calls release (idempotent),
+// which it must do once the response body is fully written.
+//
+// Errors: ErrTenantQueue (429) when the tenant's queue is full; ErrDropped
+// (503) when the request was dropped as the oldest of a full queue;
+// ErrQueueWait (503) after MaxWait or when ctx's deadline passes while
+// waiting; ErrDraining (503) once Run has stopped. When ctx is canceled
+// (client gone) the request is removed silently, counted in
+// ron_tasks_canceled_total{kind="sched"}, and ctx.Err() is returned.
+func (s *Scheduler) Acquire(ctx context.Context, tenant string, weight, cost int) (release func(), err error) {
+	w := &waiter{
+		tenant: tenant,
+		weight: clamp(weight, MinWeight, MaxWeight),
+		cost:   clamp(cost, 1, MaxCost),
+		ch:     make(chan error, 1),
+	}
+	wctx, cancel := context.WithTimeout(ctx, s.opt.MaxWait)
+	defer cancel()
+	select {
+	case s.arrive <- w:
+	case <-s.done:
+		return nil, ErrDraining
+	case <-wctx.Done():
+		return nil, s.gaveUp(ctx)
+	}
+	select {
+	case err := <-w.ch:
+		return s.answer(err)
+	case <-s.done:
+		// Run answered every queued request before closing done.
+		return s.answer(<-w.ch)
+	case <-wctx.Done():
+		return s.abandon(ctx, w)
+	}
+}
+
+// abandon withdraws w after its wait ended. An answer the scheduler gave
+// before it saw the withdrawal wins, except a granted slot, which is given back.
+func (s *Scheduler) abandon(ctx context.Context, w *waiter) (func(), error) {
+	select {
+	case s.leave <- w:
+	case <-s.done:
+	}
+	select {
+	case err := <-w.ch:
+		if err != nil {
+			return nil, err
+		}
+		s.releaser()()
+	default:
+	}
+	return nil, s.gaveUp(ctx)
+}
+
+// gaveUp is the error of a wait that ended without an answer: the client went
+// away (ctx canceled, silent), or MaxWait / the deadline passed.
+func (s *Scheduler) gaveUp(ctx context.Context) error {
+	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		s.m.canceled.Inc()
+		return err
+	}
+	s.m.waitTimes.Inc()
+	return ErrQueueWait
+}
+
+// answer turns the scheduler's answer into Acquire's results.
+func (s *Scheduler) answer(err error) (func(), error) {
+	if err != nil {
+		return nil, err
+	}
+	return s.releaser(), nil
+}
+
+// releaser returns an idempotent function giving one slot back. It never
+// blocks: the release channel holds Slots tokens and at most Slots are out.
+func (s *Scheduler) releaser() func() {
+	return sync.OnceFunc(func() { s.release <- struct{}{} })
+}
