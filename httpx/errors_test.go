@@ -95,3 +95,24 @@ func TestLocalError(t *testing.T) {
 		t.Errorf("details must go through JSON on a copy: %#v / %#v", he.Details, envelope.Details)
 	}
 }
+
+func TestRequireJSONAndReadStrictJSON(t *testing.T) {
+	for ct, ok := range map[string]bool{"application/json": true, "application/json; charset=utf-8": true,
+		"text/plain": false, "": false, "application/json;;": false} {
+		r := httptest.NewRequest(http.MethodPost, "/", nil)
+		r.Header.Set("Content-Type", ct)
+		if err := RequireJSON(r); (err == nil) != ok || (err != nil && AsError(err).Status != 415) {
+			t.Errorf("Content-Type %q: %v", ct, err)
+		}
+	}
+	var v struct{ A int }
+	if err := ReadStrictJSON(httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"A":1}`)), &v); err != nil || v.A != 1 {
+		t.Fatalf("good body: %v %+v", err, v)
+	}
+	for _, body := range []string{`{"A":1}x`, `{"B":1}`, `nope`} {
+		err := ReadStrictJSON(httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body)), &v)
+		if AsError(err).Code != CodeMalformed {
+			t.Errorf("%q: %v", body, err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
 )
 
@@ -23,6 +24,26 @@ func ReadBody(r *http.Request) ([]byte, error) {
 		return nil, fromEcho(err)
 	}
 	return b, nil
+}
+
+// RequireJSON answers 415 unsupported_media_type unless the request's
+// Content-Type is application/json (parameters such as charset allowed).
+func RequireJSON(r *http.Request) error {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return NewError(http.StatusUnsupportedMediaType, CodeUnsupportedMedia, "Content-Type must be application/json")
+	}
+	return nil
+}
+
+// ReadStrictJSON reads the request body (ReadBody) and decodes it into v
+// (DecodeStrictJSON).
+func ReadStrictJSON(r *http.Request, v any) error {
+	body, err := ReadBody(r)
+	if err != nil {
+		return err
+	}
+	return DecodeStrictJSON(body, v)
 }
 
 // DecodeStrictJSON decodes exactly one JSON value into v, rejecting unknown

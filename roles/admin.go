@@ -200,12 +200,8 @@ type TokenReply struct {
 }
 
 func (a *adminPlane) handleTokens(c echo.Context) error {
-	body, err := httpx.ReadBody(c.Request())
-	if err != nil {
-		return err
-	}
 	var req tokenRequest
-	if err := httpx.DecodeStrictJSON(body, &req); err != nil {
+	if err := httpx.ReadStrictJSON(c.Request(), &req); err != nil {
 		return err
 	}
 	reply, err := mintToken(a.node.keys, req.Scopes, req.Tenant, req.TTL)

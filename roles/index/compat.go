@@ -91,19 +91,10 @@ func sitePointerOf(rec indexdb.Record) SitePointer {
 // If-Match / If-None-Match conditional) name pointer write answered 202,
 // counted as a name write.
 func (h *Handlers) putSite(c echo.Context) error {
-	if err := h.authorize(c, ScopeWrite); err != nil {
-		return err
-	}
-	name, target, cond, err := siteRequest(c)
-	if err != nil {
-		h.countWrite(writeName, err, 1)
-		return err
-	}
-	rec, err := h.doSet(c.Request().Context(), name, target, cond)
+	rec, err := h.setFromRequest(c, siteRequest)
 	if err != nil {
 		return err
 	}
-	c.Response().Header().Set("ETag", etag(rec.Version))
 	return writeJSON(c, http.StatusAccepted, sitePointerOf(rec))
 }
 
@@ -120,7 +111,7 @@ func siteRequest(c echo.Context) (string, store.ID, Cond, error) {
 		return "", store.ID{}, Cond{}, err
 	}
 	var in sitePutBody
-	if err := readStrictBody(r, &in); err != nil {
+	if err := httpx.ReadStrictJSON(r, &in); err != nil {
 		return "", store.ID{}, Cond{}, err
 	}
 	target, err := checkSiteBody(in)
@@ -128,25 +119,6 @@ func siteRequest(c echo.Context) (string, store.ID, Cond, error) {
 		return "", store.ID{}, Cond{}, err
 	}
 	return name, target, cond, nil
-}
-
-// jsonWriteCond checks the Content-Type of a JSON write, then its
-// preconditions.
-func jsonWriteCond(r *http.Request) (Cond, error) {
-	if err := requireJSON(r); err != nil {
-		return Cond{}, err
-	}
-	return writeCond(r, true)
-}
-
-// readStrictBody reads the capped body and decodes it strictly (400
-// malformed on bad JSON, unknown fields or trailing data).
-func readStrictBody(r *http.Request, v any) error {
-	body, err := httpx.ReadBody(r)
-	if err != nil {
-		return err
-	}
-	return httpx.DecodeStrictJSON(body, v)
 }
 
 // checkSiteBody validates a site body and returns its target; the owner
@@ -262,11 +234,11 @@ func (h *Handlers) putAsset(c echo.Context) error {
 		return err
 	}
 	r := c.Request()
-	if err := requireJSON(r); err != nil {
+	if err := httpx.RequireJSON(r); err != nil {
 		return err
 	}
 	var in assetPutBody
-	if err := readStrictBody(r, &in); err != nil {
+	if err := httpx.ReadStrictJSON(r, &in); err != nil {
 		return err
 	}
 	p, err := assetPointerOf(asset, in)

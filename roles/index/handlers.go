@@ -8,7 +8,6 @@ package index
 import (
 	"encoding/json"
 	"errors"
-	"mime"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -167,17 +166,6 @@ func (h *Handlers) authorize(c echo.Context, scope string) error {
 		h.Metrics.Counter("index_auth_failures_total", "role", roleName, "kind", kind).Inc()
 	}
 	return err
-}
-
-// requireJSON answers 415 unless the request's Content-Type is
-// application/json (parameters such as charset are allowed).
-func requireJSON(r *http.Request) error {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
-		return httpx.NewError(http.StatusUnsupportedMediaType, httpx.CodeUnsupportedMedia,
-			"Content-Type must be application/json")
-	}
-	return nil
 }
 
 // badRequest is a 400 bad_request envelope.

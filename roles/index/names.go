@@ -302,20 +302,41 @@ func (h *Handlers) deleteNamed(ctx context.Context, name string, cond Cond) (Nam
 
 // putName is PUT /names/{name}: set the pointer, optionally conditional.
 func (h *Handlers) putName(c echo.Context) error {
-	if err := h.authorize(c, ScopeWrite); err != nil {
+	rec, err := h.setFromRequest(c, putRequest)
+	if err != nil {
 		return err
 	}
-	name, target, cond, err := putRequest(c)
+	return writeJSON(c, http.StatusOK, toRecordOut(rec))
+}
+
+// setFromRequest is the shared write path of PUT /names/{name} and the
+// compat site PUT: authorize, read the request with parse (a bad request
+// counts as an invalid name write), set the pointer and put its version in
+// the ETag.
+func (h *Handlers) setFromRequest(c echo.Context, parse func(echo.Context) (string, store.ID, Cond, error)) (indexdb.Record, error) {
+	if err := h.authorize(c, ScopeWrite); err != nil {
+		return indexdb.Record{}, err
+	}
+	name, target, cond, err := parse(c)
 	if err != nil {
 		h.countWrite(writeName, err, 1)
-		return err
+		return indexdb.Record{}, err
 	}
 	rec, err := h.doSet(c.Request().Context(), name, target, cond)
 	if err != nil {
-		return err
+		return indexdb.Record{}, err
 	}
 	c.Response().Header().Set("ETag", etag(rec.Version))
-	return writeJSON(c, http.StatusOK, toRecordOut(rec))
+	return rec, nil
+}
+
+// jsonWriteCond checks the Content-Type of a JSON write, then its
+// preconditions.
+func jsonWriteCond(r *http.Request) (Cond, error) {
+	if err := httpx.RequireJSON(r); err != nil {
+		return Cond{}, err
+	}
+	return writeCond(r, true)
 }
 
 // putRequest reads and checks a PUT /names/{name} request.
@@ -325,19 +346,12 @@ func putRequest(c echo.Context) (string, store.ID, Cond, error) {
 		return "", store.ID{}, Cond{}, err
 	}
 	r := c.Request()
-	if err := requireJSON(r); err != nil {
-		return "", store.ID{}, Cond{}, err
-	}
-	cond, err := writeCond(r, true)
-	if err != nil {
-		return "", store.ID{}, Cond{}, err
-	}
-	body, err := httpx.ReadBody(r)
+	cond, err := jsonWriteCond(r)
 	if err != nil {
 		return "", store.ID{}, Cond{}, err
 	}
 	var in putBody
-	if err := httpx.DecodeStrictJSON(body, &in); err != nil {
+	if err := httpx.ReadStrictJSON(r, &in); err != nil {
 		return "", store.ID{}, Cond{}, err
 	}
 	if in.B3 == nil {

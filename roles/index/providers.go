@@ -49,7 +49,7 @@ func (h *Handlers) announce(c echo.Context) error {
 		return err
 	}
 	r := c.Request()
-	if err := requireJSON(r); err != nil {
+	if err := httpx.RequireJSON(r); err != nil {
 		return err
 	}
 	body, err := httpx.ReadBody(r)

@@ -2,21 +2,10 @@ package api
 
 import (
 	"bytes"
-	"mime"
 	"net/http"
 
 	"github.com/ronhq/ron/httpx"
 )
-
-// requireJSON answers 415 unless Content-Type is application/json
-// (parameters such as charset allowed).
-func requireJSON(r *http.Request) error {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
-		return errUnsupportedMedia()
-	}
-	return nil
-}
 
 // readBody reads a JSON request body. The listener's middleware caps it
 // (1 MiB: 413 payload_too_large) and guards compressed bodies (413
@@ -50,7 +39,7 @@ func checkCommitBody(r *http.Request, body []byte) error {
 	if len(trimmed) == 0 {
 		return nil
 	}
-	if err := requireJSON(r); err != nil {
+	if err := httpx.RequireJSON(r); err != nil {
 		return err
 	}
 	inner := bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimPrefix(trimmed, []byte("{")), []byte("}")))

@@ -76,9 +76,3 @@ func errCorrupt(format string, args ...any) *httpx.Error {
 func errInternal(format string, args ...any) *httpx.Error {
 	return httpx.NewError(http.StatusInternalServerError, httpx.CodeInternal, format, args...)
 }
-
-// errUnsupportedMedia is 415 unsupported_media_type.
-func errUnsupportedMedia() *httpx.Error {
-	return httpx.NewError(http.StatusUnsupportedMediaType, httpx.CodeUnsupportedMedia,
-		"Content-Type must be application/json")
-}

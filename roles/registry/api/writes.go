@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/roles/registry/committer"
 	"github.com/ronhq/ron/roles/registry/descriptor"
 )
@@ -133,7 +134,7 @@ func (a *API) postCommit(c echo.Context) error {
 // jsonBody checks Content-Type (415) and reads the body (413); failures
 // are audited as rejections of op.
 func (a *API) jsonBody(c echo.Context, op, id string) ([]byte, error) {
-	err := requireJSON(c.Request())
+	err := httpx.RequireJSON(c.Request())
 	var body []byte
 	if err == nil {
 		body, err = readBody(c.Response(), c.Request())
