@@ -159,7 +159,7 @@ func cachedNode(b *testing.B) (*benchNode, []byte) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	n.h.Cache = c
+	n.h.set(func(s *Settings) { s.Cache = c })
 	path := "/resolve/" + benchName(0)
 	for _, want := range []string{SourceLocal, SourceCache} {
 		rec := httptest.NewRecorder()
@@ -282,7 +282,7 @@ func hedgedCluster(b *testing.B, slow int) (*benchNode, []*delayer) {
 	}
 	b.Cleanup(hp.Close) // runs before the servers close (LIFO)
 	asker := newBenchNode(b)
-	asker.h.Peers = hp
+	asker.h.set(func(s *Settings) { s.Peers = hp })
 	return asker, slowPeers
 }
 

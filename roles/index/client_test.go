@@ -359,7 +359,7 @@ var resolveCases = []clientCase{
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.h.Cache = rc
+		e.h.set(func(s *Settings) { s.Cache = rc })
 		must2(t)(c.Announce(ctx, []indexdb.Announcement{ann(mustID(t, idA), "n1", time.Minute)}))
 		for i, tc := range []struct {
 			noCache bool

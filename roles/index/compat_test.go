@@ -223,7 +223,7 @@ func TestCompatNotMounted(t *testing.T) {
 // first (reads only when private), then run the role's middleware.
 func TestCompatScopesAndMiddleware(t *testing.T) {
 	e := newEnv(t)
-	e.h.PrivateReads = true
+	e.h.set(func(s *Settings) { s.PrivateReads = true })
 	busy := func(echo.HandlerFunc) echo.HandlerFunc {
 		return func(echo.Context) error { return httpx.NewError(429, httpx.CodeBusy, "queue full") }
 	}

@@ -40,37 +40,13 @@ const (
 	ccProvidersEmpty = "public, max-age=2"
 )
 
-// Handlers answers the index's name, provider and resolve routes. The
-// exported fields configure handlers built with NewHandlers and are read on
-// every request until Reconfigure is first called; from then on the
-// Settings given to Reconfigure apply (swapped atomically, so a running role
-// changes them live) and the fields are ignored, except Zone for LocalClient
-// and Metrics.
+// Handlers answers the index's name, provider and resolve routes. Their
+// knobs are Settings, given with Reconfigure (the zero Settings until then).
 type Handlers struct {
 	db   *indexdb.DB
 	keys *auth.Keyring
 	now  func() time.Time
 	live atomic.Pointer[Settings]
-
-	// Zone is this node's cluster.zone: the default region GET
-	// /providers/{b3} sorts first. Empty means no preference.
-	Zone string
-	// DefaultTTL is provider_ttl_default, applied to announced records
-	// without ttl_s; 0 means indexdb.DefaultTTL.
-	DefaultTTL time.Duration
-
-	// Cache, when set, is the §7 answer cache used by GET /resolve/{key};
-	// local writes invalidate it. Values are JSON-encoded answers.
-	Cache *cache.Cache[[]byte]
-	// Peers, when set, is asked by GET /resolve/{key} on a local miss
-	// (never for ?local=1). Nil means this node answers alone.
-	Peers PeerSource
-	// ResolveBudget is the whole-call budget of GET /resolve/{key}; 0 means
-	// DefaultResolveBudget (1200 ms).
-	ResolveBudget time.Duration
-	// PrivateReads makes every read route require ScopeRead
-	// (public_reads = false).
-	PrivateReads bool
 
 	// Metrics, when set, receives the handlers' §13 metrics (writes, auth
 	// failures, resolve latency, deadline hits) with role="index". Set it
@@ -78,29 +54,34 @@ type Handlers struct {
 	Metrics *runtime.Metrics
 }
 
-// Settings are the handlers' hot-reloadable knobs; the fields mean what the
-// Handlers fields of the same names mean.
+// Settings are the handlers' hot-reloadable knobs.
 type Settings struct {
-	Zone          string
-	DefaultTTL    time.Duration
-	Cache         *cache.Cache[[]byte]
-	Peers         PeerSource
+	// Zone is this node's cluster.zone: the default region GET
+	// /providers/{b3} sorts first. Empty means no preference.
+	Zone string
+	// DefaultTTL is provider_ttl_default, applied to announced records
+	// without ttl_s; 0 means indexdb.DefaultTTL.
+	DefaultTTL time.Duration
+	// Cache, when set, is the §7 answer cache; local writes invalidate it.
+	// Values are JSON-encoded answers.
+	Cache *cache.Cache[[]byte]
+	// Peers, when set, is asked on a local miss (never for ?local=1). Nil
+	// means this node answers alone.
+	Peers PeerSource
+	// ResolveBudget is the whole-call lookup budget; 0 means
+	// DefaultResolveBudget (1200 ms).
 	ResolveBudget time.Duration
-	PrivateReads  bool
+	// PrivateReads makes every read route require ScopeRead
+	// (public_reads = false).
+	PrivateReads bool
 }
 
 // Reconfigure makes s the handlers' settings from the next request on.
 // Requests already running keep the settings they started with.
 func (h *Handlers) Reconfigure(s Settings) { h.live.Store(&s) }
 
-// settings returns the current settings: Reconfigure's, else the fields.
-func (h *Handlers) settings() Settings {
-	if s := h.live.Load(); s != nil {
-		return *s
-	}
-	return Settings{Zone: h.Zone, DefaultTTL: h.DefaultTTL, Cache: h.Cache, Peers: h.Peers,
-		ResolveBudget: h.ResolveBudget, PrivateReads: h.PrivateReads}
-}
+// settings returns the settings in force.
+func (h *Handlers) settings() Settings { return *h.live.Load() }
 
 // NewHandlers returns handlers over db that check write tokens against keys
 // at the time now returns (time.Now when nil). The same clock should drive
@@ -109,7 +90,9 @@ func NewHandlers(db *indexdb.DB, keys *auth.Keyring, now func() time.Time) *Hand
 	if now == nil {
 		now = time.Now
 	}
-	return &Handlers{db: db, keys: keys, now: now}
+	h := &Handlers{db: db, keys: keys, now: now}
+	h.live.Store(&Settings{})
+	return h
 }
 
 // Mount registers the routes of spec/index.md §3, §4 and §5 on e. Every

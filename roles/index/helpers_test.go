@@ -170,3 +170,10 @@ func expect(t *testing.T, r resp, status int, code string) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// set changes h's settings with fn (tests configure handlers this way).
+func (h *Handlers) set(fn func(*Settings)) {
+	s := h.settings()
+	fn(&s)
+	h.Reconfigure(s)
+}

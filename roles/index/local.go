@@ -34,7 +34,7 @@ func (l *LocalClient) Announce(ctx context.Context, recs []indexdb.Announcement)
 // index's Zone, as when the query has no region.
 func (l *LocalClient) Providers(ctx context.Context, id store.ID, region string, limit int) (ProviderList, error) {
 	if region == "" {
-		region = l.h.Zone
+		region = l.h.settings().Zone
 	}
 	out, err := l.h.lookupProviders(ctx, id, region, limit, resolveOpts{})
 	return out, httpx.LocalError(ctx, err)

@@ -102,7 +102,7 @@ func TestAnnounceBadRecords(t *testing.T) {
 
 func TestProvidersReadAndWithdraw(t *testing.T) {
 	e := newEnv(t)
-	e.h.Zone = "z2"
+	e.h.set(func(s *Settings) { s.Zone = "z2" })
 	r := e.announce(batch(
 		rec(idA, "old", `,"region":"z1","type":"text/plain"`),
 		rec(idB, "other", ""),
@@ -190,7 +190,7 @@ func TestProvidersReadAndWithdraw(t *testing.T) {
 
 func TestAnnounceDefaultTTL(t *testing.T) {
 	e := newEnv(t)
-	e.h.DefaultTTL = 30 * time.Second
+	e.h.set(func(s *Settings) { s.DefaultTTL = 30 * time.Second })
 	expect(t, e.announce(batch(rec(idA, "n", ""))), 200, "")
 	g := e.do(req{method: "GET", path: "/providers/" + idA})
 	if p := g.json(t)["providers"].([]any)[0].(map[string]any); p["expires_in_s"] != 30.0 || p["last_seen_s"] != 0.0 {

@@ -80,7 +80,7 @@ func newResolveEnv(t *testing.T) (*env, *fakePeers) {
 		t.Fatal(err)
 	}
 	f := &fakePeers{names: map[string]NameRecord{}, providers: map[string][]ProviderInfo{}}
-	e.h.Cache, e.h.Peers = c, f
+	e.h.set(func(s *Settings) { s.Cache, s.Peers = c, f })
 	return e, f
 }
 
@@ -292,8 +292,8 @@ func TestResolveLocalOnly(t *testing.T) {
 	if a := decodeResolve(t, e.resolve("mine.example?local=1", nil)); a.Source != SourceLocal {
 		t.Fatalf("answer %+v", a)
 	}
-	if e.h.Cache.Len() != 3 { // r:far.example, n:far.example, p:<idC>
-		t.Fatalf("cache holds %d entries", e.h.Cache.Len())
+	if e.h.settings().Cache.Len() != 3 { // r:far.example, n:far.example, p:<idC>
+		t.Fatalf("cache holds %d entries", e.h.settings().Cache.Len())
 	}
 }
 

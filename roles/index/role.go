@@ -169,7 +169,7 @@ func (r *Role) openStore(ctx context.Context, cfg Config) error {
 	}
 	r.open.Store(true)
 	r.h = NewHandlers(r.db, r.opt.Keys, nil)
-	r.h.Zone, r.h.Metrics = r.opt.Zone, r.opt.Metrics
+	r.h.Metrics = r.opt.Metrics
 	r.h.Reconfigure(r.settings(cfg, nil))
 	r.met.register(func() float64 { return float64(r.names.Load()) },
 		func() float64 { return float64(r.records.Load()) })
