@@ -9,6 +9,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/runtime/config"
 )
 
 // Config is the [index] section (spec/index.md §12). Every key but listen
@@ -245,10 +246,7 @@ func (m *MillisRange) UnmarshalText(b []byte) error {
 
 // restartOnly lists the keys a reload rejects by name: only listen.
 func (c Config) restartOnly(n Config) []string {
-	if c.Listen != n.Listen {
-		return []string{"index.listen"}
-	}
-	return nil
+	return config.Changed("index", &c, &n, "listen")
 }
 
 // deadline, hedgeAfter and the retry pauses as durations.

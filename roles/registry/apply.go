@@ -3,6 +3,8 @@ package registry
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ronhq/ron/runtime/config"
 )
 
 // CheckApply reports whether Apply would accept cfg: a registry Config
@@ -62,30 +64,11 @@ func (r *Role) Apply(cfg any) error {
 
 // forbidden lists the trust-roots keys n changes.
 func (c Config) forbidden(n Config) []string {
-	var keys []string
-	if c.TrustRoots != n.TrustRoots {
-		keys = append(keys, "registry.trust_roots")
-	}
-	if c.TrustRootsB3 != n.TrustRootsB3 {
-		keys = append(keys, "registry.trust_roots_b3")
-	}
-	return keys
+	return config.Changed("registry", &c, &n, "trust_roots", "trust_roots_b3")
 }
 
 // restartOnly lists the other restart-only keys n changes.
 func (c Config) restartOnly(n Config) []string {
-	var keys []string
-	add := func(changed bool, key string) {
-		if changed {
-			keys = append(keys, "registry."+key)
-		}
-	}
-	add(c.Listen != n.Listen, "listen")
-	add(c.AllowDevSigner != n.AllowDevSigner, "allow_dev_signer")
-	add(c.LogOrigin != n.LogOrigin, "log_origin")
-	add(c.QueueProposals != n.QueueProposals, "queue_proposals")
-	add(c.QueueApprovals != n.QueueApprovals, "queue_approvals")
-	add(c.QueueCommits != n.QueueCommits, "queue_commits")
-	add(c.SegmentRecords != n.SegmentRecords, "segment_records")
-	return keys
+	return config.Changed("registry", &c, &n, "listen", "allow_dev_signer", "log_origin",
+		"queue_proposals", "queue_approvals", "queue_commits", "segment_records")
 }

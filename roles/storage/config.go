@@ -120,22 +120,7 @@ func CheckIndexURL(raw string) error {
 
 // restartOnly lists keys whose change a reload rejects by name.
 func (c Config) restartOnly(n Config) []string {
-	var keys []string
-	add := func(changed bool, key string) {
-		if changed {
-			keys = append(keys, "storage."+key)
-		}
-	}
-	add(c.Listen != n.Listen, "listen")
-	add(c.AdvertiseURL != n.AdvertiseURL, "advertise_url")
-	add(c.Engine != n.Engine, "engine")
-	add(c.MaxObjectBytes != n.MaxObjectBytes, "max_object_bytes")
-	add(c.MemoryMaxBytes != n.MemoryMaxBytes, "memory_max_bytes")
-	add(c.SidecarCacheBytes != n.SidecarCacheBytes, "sidecar_cache_bytes")
-	add(c.QueueCapacity != n.QueueCapacity, "queue_capacity")
-	add(c.GetWorkers != n.GetWorkers, "get_workers")
-	add(c.PutWorkers != n.PutWorkers, "put_workers")
-	add(c.AnnounceQueue != n.AnnounceQueue, "announce_queue")
-	add(c.QuarantineKeep != n.QuarantineKeep, "quarantine_keep")
-	return keys
+	return config.Changed("storage", &c, &n, "listen", "advertise_url", "engine", "max_object_bytes",
+		"memory_max_bytes", "sidecar_cache_bytes", "queue_capacity", "get_workers", "put_workers",
+		"announce_queue", "quarantine_keep")
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -124,4 +125,28 @@ func TestFlagNames(t *testing.T) {
 	if got := fs.Lookup("sec.token").DefValue; got != "" {
 		t.Errorf("secret default shown in help: %q", got)
 	}
+}
+
+func TestChanged(t *testing.T) {
+	type section struct {
+		Listen string        `koanf:"listen"`
+		Peers  []string      `koanf:"peers"`
+		Wait   time.Duration `koanf:"wait"`
+	}
+	a := section{Listen: "a:1", Peers: []string{"x"}, Wait: time.Second}
+	b := a
+	b.Peers = []string{"x", "y"}
+	if got := Changed("s", &a, &b, "listen", "wait"); len(got) != 0 {
+		t.Fatalf("unchanged keys reported: %v", got)
+	}
+	b.Listen = "a:2"
+	if got := Changed("s", &a, &b, "listen", "peers", "wait"); !reflect.DeepEqual(got, []string{"s.listen", "s.peers"}) {
+		t.Fatalf("changed %v", got)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("an unknown key must panic")
+		}
+	}()
+	Changed("s", &a, &b, "nope")
 }

@@ -45,6 +45,33 @@ func Fields(cfg any) []Field {
 	return walk(reflect.ValueOf(cfg).Elem(), "", nil)
 }
 
+// Changed lists, as "section.key", those of keys whose values differ between
+// cur and next, two pointers to configs of one type; a reload names them
+// when it refuses. A key that cfg does not have is a programming error and
+// panics.
+func Changed(section string, cur, next any, keys ...string) []string {
+	a, b := byKey(Fields(cur)), byKey(Fields(next))
+	var out []string
+	for _, k := range keys {
+		fa, ok := a[k]
+		if !ok {
+			panic("config.Changed: no key " + k)
+		}
+		if !reflect.DeepEqual(fa.Value.Interface(), b[k].Value.Interface()) {
+			out = append(out, section+"."+k)
+		}
+	}
+	return out
+}
+
+func byKey(fs []Field) map[string]Field {
+	m := make(map[string]Field, len(fs))
+	for _, f := range fs {
+		m[f.Key] = f
+	}
+	return m
+}
+
 func walk(v reflect.Value, prefix string, out []Field) []Field {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
