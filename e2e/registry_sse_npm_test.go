@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx/client"
+	"github.com/ronhq/ron/internal/tooltest"
 	"github.com/ronhq/ron/roles/registry"
 	"github.com/ronhq/ron/roles/registry/api"
 	"github.com/ronhq/ron/roles/registry/descriptor"
@@ -110,14 +111,14 @@ func npmVersions(events []npmSSEEvent) []uint64 {
 func npmScript(t *testing.T, name, module string) string {
 	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skipf("node is not on PATH (Node.js 20+, then %s)", npmInstallCmd)
+		tooltest.Missing(t, "node is not on PATH (Node.js 20+, then %s)", npmInstallCmd)
 	}
 	dir, err := filepath.Abs(filepath.Join("..", "scripts", "node"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", module)); err != nil {
-		t.Skipf("npm module %s is not installed: run %s", module, npmInstallCmd)
+		tooltest.Missing(t, "npm module %s is not installed: run %s", module, npmInstallCmd)
 	}
 	return filepath.Join(dir, name)
 }

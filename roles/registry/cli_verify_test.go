@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ronhq/ron/internal/tooltest"
 	"github.com/ronhq/ron/roles/registry/descriptor"
 )
 
@@ -153,7 +154,7 @@ const fsckInstall = "go install github.com/transparency-dev/tessera/cmd/fsck@v1.
 func TestTesseraFsck(t *testing.T) {
 	bin := findFsck()
 	if bin == "" {
-		t.Skip("Tessera fsck is not installed: " + fsckInstall)
+		tooltest.Missing(t, "Tessera fsck is not installed: %s", fsckInstall)
 	}
 	n := newCLINode(t)
 	n.commitN(t, 649)

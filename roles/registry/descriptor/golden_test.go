@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ronhq/ron/internal/tooltest"
 )
 
 // update rewrites the known-answer files in roles/registry/testdata:
@@ -204,7 +206,7 @@ func checkB3sum(t *testing.T) {
 	t.Run("b3sum", func(t *testing.T) {
 		bin, err := exec.LookPath("b3sum")
 		if err != nil {
-			t.Skip("b3sum not on PATH (scripts/test.sh installs it)")
+			tooltest.Missing(t, "b3sum not on PATH (scripts/test.sh installs it)")
 		}
 		out, err := exec.Command(bin, "--no-names", filepath.Join(goldenDir, "golden-set.jcs")).Output()
 		if err != nil {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/ronhq/ron/internal/tooltest"
 )
 
 // The npm cross-check of spec/registry.md §10: npm `canonicalize` (RFC
@@ -31,10 +33,10 @@ func npmCanonicalizer(t *testing.T) func(in []byte) ([]byte, error) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skipf("node is not on PATH (Node.js 20+, then %s)", npmInstall)
+		tooltest.Missing(t, "node is not on PATH (Node.js 20+, then %s)", npmInstall)
 	}
 	if _, err := os.Stat(filepath.Join(npmDir, "node_modules", "canonicalize")); err != nil {
-		t.Skipf("npm modules are not installed: run %s", npmInstall)
+		tooltest.Missing(t, "npm modules are not installed: run %s", npmInstall)
 	}
 	script, err := filepath.Abs(filepath.Join(npmDir, "canonicalize.mjs"))
 	if err != nil {
