@@ -186,13 +186,13 @@ func cleanEnv(extra ...string) []string {
 // a node's addresses before it starts (index peers name each other) reserve
 // them with freePorts; a restart reuses them.
 type nodePorts struct {
-	admin, storage, index, registry string
+	admin, storage, index, registry, gateway string
 }
 
 // freePorts reserves a fresh loopback address for every listener.
 func freePorts(t testing.TB) nodePorts {
 	t.Helper()
-	return nodePorts{admin: freeAddr(t), storage: freeAddr(t), index: freeAddr(t), registry: freeAddr(t)}
+	return nodePorts{admin: freeAddr(t), storage: freeAddr(t), index: freeAddr(t), registry: freeAddr(t), gateway: freeAddr(t)}
 }
 
 // nodeOpts configure one `ron serve` process.
@@ -214,6 +214,7 @@ type node struct {
 	storage  string // host:port of the storage listener
 	index    string // host:port of the index listener
 	registry string // host:port of the registry listener
+	gateway  string // host:port of the gateway listener
 	opts     nodeOpts
 	cmd      *exec.Cmd
 	out      *lockedBuffer
@@ -264,9 +265,9 @@ func launch(t *testing.T, o nodeOpts) *node {
 		p = freePorts(t)
 	}
 	n := &node{t: t, name: name, dataDir: o.dataDir, admin: p.admin, storage: p.storage, index: p.index,
-		registry: p.registry, opts: o, out: &lockedBuffer{}, exited: make(chan struct{})}
+		registry: p.registry, gateway: p.gateway, opts: o, out: &lockedBuffer{}, exited: make(chan struct{})}
 	args := append([]string{"serve", "--admin.listen", n.admin, "--storage.listen", n.storage,
-		"--index.listen", n.index, "--registry.listen", n.registry, "--data-dir", n.dataDir}, o.args...)
+		"--index.listen", n.index, "--registry.listen", n.registry, "--gateway.listen", n.gateway, "--data-dir", n.dataDir}, o.args...)
 	n.cmd = exec.Command(ronBin, args...)
 	n.cmd.Dir = n.dataDir
 	n.cmd.Env = cleanEnv()
@@ -297,7 +298,7 @@ func (n *node) restart() *node {
 	n.t.Helper()
 	o := n.opts
 	o.dataDir = n.dataDir
-	o.ports = nodePorts{admin: n.admin, storage: n.storage, index: n.index, registry: n.registry}
+	o.ports = nodePorts{admin: n.admin, storage: n.storage, index: n.index, registry: n.registry, gateway: n.gateway}
 	return startNode(n.t, o)
 }
 

@@ -178,8 +178,11 @@ func (s *Server) rateMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 
 func (s *Server) connCapMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		capN := s.limits().MaxConnsPerIP
-		if capN > 0 && !opsPaths[c.Path()] && s.conns.count(hostOf(c.Request().RemoteAddr)) > capN {
+		capN, ip := s.limits().MaxConnsPerIP, hostOf(c.Request().RemoteAddr)
+		if capN > 0 && !opsPaths[c.Path()] && s.conns.count(ip) > capN && (s.opt.ConnCapExempt == nil || !s.opt.ConnCapExempt(ip)) {
+			if s.opt.OnConnCap != nil {
+				s.opt.OnConnCap()
+			}
 			c.Response().Header().Set("Connection", "close")
 			return s.busy(c, CodeBusy, "too many connections from this address")
 		}

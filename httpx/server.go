@@ -49,6 +49,11 @@ type ServerOptions struct {
 	// against max_inflight, so open streams cannot starve other requests.
 	// The role bounds them itself (e.g. stream_max_clients).
 	LongLived func(method, route string) bool
+	// ConnCapExempt, when set, reports whether a client IP is exempt from
+	// max_conns_per_ip (the gateway's trusted proxies); OnConnCap, when set,
+	// is called for each request refused by that cap.
+	ConnCapExempt func(ip string) bool
+	OnConnCap     func()
 	// HandlerTimeout bounds non-streaming handlers (default 30 s); a shorter
 	// Request-Timeout header wins.
 	HandlerTimeout time.Duration

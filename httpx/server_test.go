@@ -434,3 +434,37 @@ func TestRunEndsWithCtxOrFailure(t *testing.T) {
 		t.Fatal("Run hid a serve failure")
 	}
 }
+
+// TestConnCapExempt: an exempt address (a trusted proxy) may open more
+// connections than max_conns_per_ip; refusals of others call OnConnCap.
+func TestConnCapExempt(t *testing.T) {
+	for _, exempt := range []bool{true, false} {
+		refused := 0
+		s := NewServer(ServerOptions{Role: "test", Addr: "127.0.0.1:0", Log: zerolog.Nop(), Limits: Limits{MaxConnsPerIP: 1},
+			ConnCapExempt: func(ip string) bool { return exempt && ip == "127.0.0.1" }, OnConnCap: func() { refused++ }})
+		s.Echo().GET("/o/:b3", func(c echo.Context) error { return c.NoContent(http.StatusOK) })
+		if err := s.Listen(); err != nil {
+			t.Fatal(err)
+		}
+		served := make(chan error, 1)
+		go func() { served <- s.Serve() }()
+		c1 := dialGet(t, s.Addr())
+		a := statusOf(t, c1)
+		c2 := dialGet(t, s.Addr())
+		want := map[bool]int{true: 200, false: 429}[exempt]
+		if b := statusOf(t, c2); a != 200 || b != want {
+			t.Errorf("exempt=%v: statuses %d, %d; want 200, %d", exempt, a, b, want)
+		}
+		if wantRefused := map[bool]int{true: 0, false: 1}[exempt]; refused != wantRefused {
+			t.Errorf("exempt=%v: OnConnCap called %d times, want %d", exempt, refused, wantRefused)
+		}
+		c1.Close()
+		c2.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		s.Shutdown(ctx)
+		cancel()
+		if err := <-served; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

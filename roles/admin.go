@@ -69,14 +69,15 @@ func mountOps(e *echo.Echo, n *Node) {
 
 // readyzReply is the /readyz body.
 type readyzReply struct {
-	Ready    bool     `json:"ready"`
-	Missing  []string `json:"missing,omitempty"`
-	Degraded []string `json:"degraded,omitempty"`
+	Ready    bool              `json:"ready"`
+	Missing  []string          `json:"missing,omitempty"`
+	Degraded []string          `json:"degraded,omitempty"`
+	Shedding *runtime.Shedding `json:"shedding,omitempty"`
 }
 
 func (n *Node) handleReadyz(c echo.Context) error {
 	rd := n.manager.Readiness(c.Request().Context())
-	reply := readyzReply{Ready: len(rd.Missing) == 0 && len(rd.Degraded) == 0, Missing: rd.Missing, Degraded: rd.Degraded}
+	reply := readyzReply{Ready: len(rd.Missing) == 0 && len(rd.Degraded) == 0, Missing: rd.Missing, Degraded: rd.Degraded, Shedding: rd.Shedding}
 	if reply.Ready {
 		return c.JSON(http.StatusOK, reply)
 	}

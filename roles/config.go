@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/gateway"
 	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/roles/registry"
 	"github.com/ronhq/ron/roles/storage"
@@ -30,6 +31,7 @@ type Config struct {
 	Registry      registry.Config `koanf:"registry"`
 	Index         index.Config    `koanf:"index"`
 	Storage       storage.Config  `koanf:"storage"`
+	Gateway       gateway.Config  `koanf:"gateway"`
 }
 
 // LogConfig is the [log] section.
@@ -55,6 +57,7 @@ func DefaultConfig() Config {
 		Registry:      registry.DefaultConfig(),
 		Index:         index.DefaultConfig(),
 		Storage:       storage.DefaultConfig(),
+		Gateway:       gateway.DefaultConfig(),
 	}
 }
 
@@ -86,6 +89,7 @@ func (c *Config) Validate() error {
 	}
 	for _, l := range []struct{ key, addr string }{
 		{"registry.listen", c.Registry.Listen}, {"index.listen", c.Index.Listen}, {"storage.listen", c.Storage.Listen},
+		{"gateway.listen", c.Gateway.Listen},
 	} {
 		if err := validateListen(l.key, l.addr); err != nil {
 			return err
@@ -99,6 +103,14 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Storage.Validate(); err != nil {
 		return err
+	}
+	if c.Enabled("gateway") {
+		if err := c.Gateway.Validate(); err != nil {
+			return err
+		}
+		if err := c.Gateway.CheckUpstreams(c.Enabled); err != nil {
+			return err
+		}
 	}
 	return c.validateAdvertise()
 }

@@ -170,6 +170,8 @@ func roleConfig(c *Config, role string) any {
 		return c.Index
 	case "registry":
 		return c.Registry
+	case "gateway":
+		return c.Gateway
 	}
 	return nil
 }

@@ -30,6 +30,7 @@ func startNode(t *testing.T, mutate func(*Config)) (*Node, string) {
 	cfg.Storage.Listen = "127.0.0.1:0"
 	cfg.Index.Listen = "127.0.0.1:0"
 	cfg.Registry.Listen = "127.0.0.1:0"
+	cfg.Gateway.Listen = "127.0.0.1:0"
 	cfg.Log.Level = "error"
 	if mutate != nil {
 		mutate(&cfg)
@@ -52,7 +53,10 @@ func startNode(t *testing.T, mutate func(*Config)) (*Node, string) {
 			t.Errorf("Run: %v", err)
 		}
 	})
-	return n, n.roles["storage"].(*storage.Role).Addr()
+	if st, ok := n.roles["storage"].(*storage.Role); ok {
+		return n, st.Addr()
+	}
+	return n, ""
 }
 
 func getJSON(t *testing.T, method, url, body string, out any) int {
@@ -78,8 +82,9 @@ func getJSON(t *testing.T, method, url, body string, out any) int {
 // TestTwoNodesInOneProcess proves nothing is global: two nodes run side by
 // side with their own keys, metrics and status.
 func TestTwoNodesInOneProcess(t *testing.T) {
-	a, aStorage := startNode(t, nil)
-	b, _ := startNode(t, nil)
+	threeRoles := func(c *Config) { c.Roles = []string{"registry", "index", "storage"} }
+	a, aStorage := startNode(t, threeRoles)
+	b, _ := startNode(t, threeRoles)
 	var st Status
 	if code := getJSON(t, "GET", "http://"+a.AdminAddr()+"/api/v1/status", "", &st); code != 200 {
 		t.Fatalf("status %d", code)

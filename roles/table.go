@@ -42,7 +42,8 @@ var table = []Entry{
 	{Name: "storage", Summary: "BLAKE3 content-addressed object store",
 		Listen: func(c *Config) string { return c.Storage.Listen }, New: newStorage},
 	{Name: "edge", Summary: "tile packs and immutable assets with range/cache semantics"},
-	{Name: "gateway", Summary: "admission-controlled public front door"},
+	{Name: "gateway", Summary: "admission-controlled public front door",
+		Listen: func(c *Config) string { return c.Gateway.Listen }, New: newGateway},
 }
 
 func lookup(name string) (Entry, bool) {

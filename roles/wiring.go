@@ -6,9 +6,11 @@ import (
 	"net/http"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/gateway"
 	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/roles/registry"
+	"github.com/ronhq/ron/roles/registry/api"
 	"github.com/ronhq/ron/roles/storage"
 	"github.com/ronhq/ron/roles/storage/indexsink"
 	"github.com/ronhq/ron/runtime"
@@ -117,4 +119,37 @@ func (l localIndex) Announce(ctx context.Context, recs []indexdb.Announcement) (
 		return 0, 0, httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNotReady, "the local index has not started")
 	}
 	return index.NewLocalClient(h).Announce(ctx, recs)
+}
+
+// newGateway wires the gateway role to the roles of this process: each
+// co-located one is an in-process upstream (spec/gateway.md §2).
+func newGateway(d *Deps) (runtime.Role, error) {
+	return gateway.New(gateway.Options{
+		Config:  d.Config.Gateway,
+		Log:     d.Log,
+		Metrics: d.Metrics,
+		Keys:    d.Keys,
+		Bus:     d.Bus,
+		Version: d.Version,
+		Ops:     d.Ops,
+		Local:   gatewayLocals(d),
+	}), nil
+}
+
+// gatewayLocals exposes the co-located roles to the gateway.
+func gatewayLocals(d *Deps) gateway.Locals {
+	var l gateway.Locals
+	if st, ok := d.Roles["storage"].(*storage.Role); ok {
+		l.Storage = st.Handler
+		l.StorageURL = func() string { return storageURL(d.Config.Storage, st) }
+	}
+	if ix, ok := d.Roles["index"].(*index.Role); ok {
+		l.Index = ix.Handler
+		l.IndexClient = func() index.Client { return index.NewLocalClient(ix.Handlers()) }
+	}
+	if rg, ok := d.Roles["registry"].(*registry.Role); ok {
+		l.Registry = rg.Handler
+		l.RegistryClient = func() api.Client { return api.NewLocalClient(rg.API()) }
+	}
+	return l
 }

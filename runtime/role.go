@@ -67,8 +67,16 @@ type TaskGrouper interface{ TaskGroup() *TaskGroup }
 // Items are a role name ("storage") or "role:detail" ("edge:pack:world").
 // The zero value means ready.
 type Readiness struct {
-	Missing  []string `json:"missing,omitempty"`
-	Degraded []string `json:"degraded,omitempty"`
+	Missing  []string  `json:"missing,omitempty"`
+	Degraded []string  `json:"degraded,omitempty"`
+	Shedding *Shedding `json:"shedding,omitempty"`
+}
+
+// Shedding says which request classes a role refuses while overloaded (the
+// gateway, spec/gateway.md §8); /readyz shows it.
+type Shedding struct {
+	Writes bool `json:"writes"`
+	Reads  bool `json:"reads"`
 }
 
 // Ready reports whether nothing is missing and nothing is degraded.

@@ -106,6 +106,9 @@ func (m *Manager) Readiness(ctx context.Context) Readiness {
 		rr := roleReadiness(ctx, v)
 		r.Missing = append(r.Missing, rr.Missing...)
 		r.Degraded = append(r.Degraded, rr.Degraded...)
+		if rr.Shedding != nil {
+			r.Shedding = rr.Shedding
+		}
 	}
 	return r
 }
@@ -121,6 +124,7 @@ func roleReadiness(ctx context.Context, v roleView) Readiness {
 		own := rd.Ready(ctx)
 		r.Missing = slices.Clone(own.Missing)
 		r.Degraded = slices.Clone(own.Degraded)
+		r.Shedding = own.Shedding
 	}
 	if g := taskGroupOf(v.role); g != nil && g.Degraded() && !slices.Contains(r.Degraded, name) {
 		r.Degraded = append(r.Degraded, name)

@@ -30,11 +30,22 @@ func FromRequest(r *http.Request) (token string, ok bool) {
 	return tok, tok != ""
 }
 
-// Check authenticates r and authorizes scope at time now: no Authorization
-// header → KindMissing; a header that is not a usable Bearer token or a token
-// that fails Verify → KindInvalid / KindExpired; claims lacking scope →
-// KindScope. An empty scope only authenticates. Errors are *AuthError.
+// Check authenticates r and authorizes scope at time now.
+//
+// A link principal in r's context (WithClaims) is used first: its claims are
+// returned when they allow scope (KindScope otherwise; KindExpired when their
+// Expires is set and not after now) and the Authorization header is ignored.
+// Only in-process code can put a value in a request's context, so a remote
+// client can never present a link principal.
+//
+// Otherwise the Authorization header is checked: none → KindMissing; a
+// header that is not a usable Bearer token or a token that fails Verify →
+// KindInvalid / KindExpired; claims lacking scope → KindScope. An empty scope
+// only authenticates. Errors are *AuthError.
 func Check(k *Keyring, r *http.Request, scope string, now time.Time) (*Claims, error) {
+	if c := ClaimsFromContext(r.Context()); c != nil {
+		return checkClaims(c, scope, now)
+	}
 	tok, ok := FromRequest(r)
 	if !ok {
 		if len(r.Header.Values("Authorization")) == 0 {
@@ -46,6 +57,11 @@ func Check(k *Keyring, r *http.Request, scope string, now time.Time) (*Claims, e
 	if err != nil {
 		return nil, err
 	}
+	return authorize(claims, scope)
+}
+
+// authorize checks claims against scope (empty: authentication only).
+func authorize(claims *Claims, scope string) (*Claims, error) {
 	if scope != "" && !claims.Allows(scope) {
 		ae := newAuthError(KindScope, scope, nil)
 		ae.TokenID = claims.ID

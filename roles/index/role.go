@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	goruntime "runtime"
 	"strconv"
@@ -535,4 +536,14 @@ func (j janitor) step(ctx context.Context) (int, error) {
 		}
 		j.met.retry(opDB)
 	}
+}
+
+// Handler is the role's HTTP handler (its routes behind the shared
+// middleware chain) for in-process callers such as a co-located gateway;
+// nil before Start.
+func (r *Role) Handler() http.Handler {
+	if r.server == nil {
+		return nil
+	}
+	return r.server.Echo()
 }

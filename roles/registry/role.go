@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"fmt"
+	"net/http"
 	goruntime "runtime"
 	"slices"
 	"sync"
@@ -303,3 +304,13 @@ func (r *Role) Ready(context.Context) runtime.Readiness {
 
 // readReady is Ready without a context.
 func (r *Role) readReady() bool { return !r.draining.Load() && r.open.Load() }
+
+// Handler is the role's HTTP handler (its routes behind the shared
+// middleware chain) for in-process callers such as a co-located gateway;
+// nil before Start.
+func (r *Role) Handler() http.Handler {
+	if r.server == nil {
+		return nil
+	}
+	return r.server.Echo()
+}

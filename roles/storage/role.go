@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -327,3 +328,13 @@ func (r *Role) onSidecarRebuilt(id store.ID) {
 }
 
 var errNotReady = errors.New("storage not ready")
+
+// Handler is the role's HTTP handler (its routes behind the shared
+// middleware chain) for in-process callers such as a co-located gateway;
+// nil before Start.
+func (r *Role) Handler() http.Handler {
+	if r.server == nil {
+		return nil
+	}
+	return r.server.Echo()
+}

@@ -26,6 +26,8 @@ func (f Field) TOML() string {
 	switch {
 	case isText(v):
 		return strconv.Quote(textOf(v))
+	case isTableList(v):
+		return tableListTOML(v)
 	case v.Kind() == reflect.Slice:
 		parts := make([]string, v.Len())
 		for i := range parts {
@@ -126,4 +128,31 @@ func textOf(v reflect.Value) string {
 		return strings.Join(parts, ",")
 	}
 	return fmt.Sprint(v.Interface())
+}
+
+// isTableList reports whether v is a list of structs: an array of tables in
+// TOML ([[section.key]]), which has no flag or environment spelling.
+func isTableList(v reflect.Value) bool {
+	return v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Struct
+}
+
+// tableListTOML renders a list of structs as an array of inline tables,
+// leaving out nil pointer fields (keys that take their defaults).
+func tableListTOML(v reflect.Value) string {
+	rows := make([]string, v.Len())
+	for i := range rows {
+		var kv []string
+		for _, f := range Fields(v.Index(i).Addr().Interface()) {
+			fv := f.Value
+			if fv.Kind() == reflect.Pointer {
+				if fv.IsNil() {
+					continue
+				}
+				fv = fv.Elem()
+			}
+			kv = append(kv, f.Key+" = "+Field{Value: fv}.TOML())
+		}
+		rows[i] = "{" + strings.Join(kv, ", ") + "}"
+	}
+	return "[" + strings.Join(rows, ", ") + "]"
 }

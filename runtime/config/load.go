@@ -109,8 +109,8 @@ func RegisterFlags(fs *pflag.FlagSet, cfg any, skip ...string) {
 		skipped[s] = true
 	}
 	for _, f := range Fields(cfg) {
-		if skipped[f.Key] {
-			continue
+		if skipped[f.Key] || isTableList(f.Value) {
+			continue // tables are set in the file only
 		}
 		def := f.Text()
 		if f.Secret {

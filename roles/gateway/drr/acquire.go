@@ -17,6 +17,7 @@ import (
 // waiting; ErrDraining (503) once Run has stopped. When ctx is canceled
 // (client gone) the request is removed silently, counted in
 // ron_tasks_canceled_total{kind="sched"}, and ctx.Err() is returned.
+// ErrDropped and ErrQueueWait are reported to Options.OnDrop.
 func (s *Scheduler) Acquire(ctx context.Context, tenant string, weight, cost int) (release func(), err error) {
 	w := &waiter{
 		tenant: tenant,
@@ -24,7 +25,7 @@ func (s *Scheduler) Acquire(ctx context.Context, tenant string, weight, cost int
 		cost:   clamp(cost, 1, MaxCost),
 		ch:     make(chan error, 1),
 	}
-	wctx, cancel := context.WithTimeout(ctx, s.opt.MaxWait)
+	wctx, cancel := context.WithTimeout(ctx, s.tunables().MaxWait)
 	defer cancel()
 	select {
 	case s.arrive <- w:
@@ -70,6 +71,7 @@ func (s *Scheduler) gaveUp(ctx context.Context) error {
 		return err
 	}
 	s.m.waitTimes.Inc()
+	s.dropped()
 	return ErrQueueWait
 }
 
@@ -81,8 +83,14 @@ func (s *Scheduler) answer(err error) (func(), error) {
 	return s.releaser(), nil
 }
 
-// releaser returns an idempotent function giving one slot back. It never
-// blocks: the release channel holds Slots tokens and at most Slots are out.
+// releaser returns an idempotent function giving one slot back. It does not
+// wait on anything but Run, which always drains the release channel, and
+// does nothing once Run has stopped.
 func (s *Scheduler) releaser() func() {
-	return sync.OnceFunc(func() { s.release <- struct{}{} })
+	return sync.OnceFunc(func() {
+		select {
+		case s.release <- struct{}{}:
+		case <-s.done:
+		}
+	})
 }

@@ -30,6 +30,8 @@ const (
 )
 
 // Options configures a Scheduler. Zero or negative numbers take the defaults.
+// Slots, QueueCap, TenantQueueCap, Quantum and MaxWait can change live
+// (SetOptions); the other fields are fixed by New.
 type Options struct {
 	Slots          int           // requests forwarded at once (sched_inflight)
 	QueueCap       int           // waiting requests in total (queue_cap)
@@ -38,6 +40,43 @@ type Options struct {
 	MaxWait        time.Duration // longest wait for a slot (max_queue_wait)
 	Metrics        *runtime.Metrics
 	Role           string // metric label role; empty means "gateway"
+
+	// Label maps a tenant to the value of the tenant label of the per-tenant
+	// metrics (spec/gateway.md §10 rule); nil means the tenant id itself, and
+	// "" means "other". Values past the first MaxLabels distinct ones count
+	// as "other". It runs on the scheduler goroutine once per
+	// arrival: it must be fast and never block.
+	Label func(tenant string) string
+	// OnDrop, when set, is called once for every waiting request the
+	// scheduler gave up on: dropped as the oldest of a full queue, or timed
+	// out (max_queue_wait or its deadline; not a client that went away). It
+	// feeds write/read shedding (spec/gateway.md §8). It may run on any
+	// goroutine, concurrently: it must be fast and never block.
+	OnDrop func()
+	// OnWaiting, when set, is called on the scheduler goroutine with the
+	// number of waiting requests each time that number changes (for
+	// admission.Shedder.Observe). It must be fast and never block.
+	OnWaiting func(waiting int)
+}
+
+// tunables are the live options (SetOptions), defaults filled in.
+type tunables struct {
+	Slots, QueueCap, TenantQueueCap, Quantum int
+	MaxWait                                  time.Duration
+}
+
+func (o Options) tunables() *tunables {
+	t := &tunables{
+		Slots:          orDefault(o.Slots, DefaultSlots),
+		QueueCap:       orDefault(o.QueueCap, DefaultQueueCap),
+		TenantQueueCap: orDefault(o.TenantQueueCap, DefaultTenantQueueCap),
+		Quantum:        orDefault(o.Quantum, DefaultQuantum),
+		MaxWait:        o.MaxWait,
+	}
+	if t.MaxWait <= 0 {
+		t.MaxWait = DefaultMaxWait
+	}
+	return t
 }
 
 func (o Options) withDefaults() Options {
@@ -81,36 +120,66 @@ func Cost(declaredBytes int64) int {
 // Scheduler is the DRR fair scheduler. Create it with New, start Run once in
 // a supervised goroutine, and call Acquire from request handlers.
 type Scheduler struct {
-	opt     Options
-	arrive  chan *waiter  // unbuffered: a handler hands its request to Run
-	leave   chan *waiter  // unbuffered: a waiting handler withdraws
-	release chan struct{} // capacity Slots: freed slots, never blocks
-	done    chan struct{} // closed when Run has returned
+	opt     Options                  // as given to New; its live fields are only the initial values
+	tun     atomic.Pointer[tunables] // live options (SetOptions)
+	poke    chan struct{}            // capacity 1: SetOptions wakes Run
+	arrive  chan *waiter             // unbuffered: a handler hands its request to Run
+	leave   chan *waiter             // unbuffered: a waiting handler withdraws
+	release chan struct{}            // freed slots; Run always drains it
+	done    chan struct{}            // closed when Run has returned
 	running atomic.Bool
 
 	waiting  atomic.Int64 // requests queued (written by Run only)
 	inflight atomic.Int64 // slots held (written by Run only)
 	m        schedMetrics
+	snap     atomic.Pointer[snapshot] // per-tenant metrics, published by Run
 
-	state // owned by the Run goroutine
+	state          // owned by the Run goroutine
+	stats          // owned by the Run goroutine
+	reported int64 // waiting count last given to OnWaiting (Run only)
 }
 
 // New returns a Scheduler with opt (defaults filled in) and registers its
 // metrics: ron_queue_depth / ron_queue_capacity / ron_queue_dropped_total
-// {queue="sched"} and ron_gateway_inflight.
+// {queue="sched"}, ron_gateway_inflight, and the DRR series of
+// spec/gateway.md §10 (ron_gateway_drr_*; see Run for how they are kept).
 func New(opt Options) *Scheduler {
 	opt = opt.withDefaults()
 	s := &Scheduler{
 		opt:     opt,
+		poke:    make(chan struct{}, 1),
 		arrive:  make(chan *waiter),
 		leave:   make(chan *waiter),
 		release: make(chan struct{}, opt.Slots),
 		done:    make(chan struct{}),
 		state:   state{tenants: map[string]*tenantQueue{}},
+		stats:   stats{labels: map[string]*labelStats{}},
 	}
-	s.m = newSchedMetrics(opt, &s.waiting, &s.inflight)
+	s.tun.Store(opt.tunables())
+	s.snap.Store(emptySnapshot())
+	s.m = newSchedMetrics(s)
 	return s
 }
+
+// SetOptions changes the live options at once: Slots, QueueCap,
+// TenantQueueCap, Quantum and MaxWait (zero or negative take the defaults);
+// Metrics, Role, Label, OnDrop and OnWaiting are fixed by New and ignored
+// here. Shrinking Slots never revokes a held slot: dispatch resumes once
+// fewer than the new Slots are held. Shrinking a queue cap keeps every
+// request already waiting (an arrival at a total queue above QueueCap still
+// drops only the one oldest). MaxWait applies to requests arriving from now
+// on; new weights come with each arrival (Acquire). It never blocks, also
+// before Run starts or after it stopped.
+func (s *Scheduler) SetOptions(opt Options) {
+	s.tun.Store(opt.tunables())
+	select {
+	case s.poke <- struct{}{}:
+	default: // a wake-up is already pending
+	}
+}
+
+// tunables returns the live options.
+func (s *Scheduler) tunables() *tunables { return s.tun.Load() }
 
 // Waiting reports how many requests wait for a slot.
 func (s *Scheduler) Waiting() int { return int(s.waiting.Load()) }

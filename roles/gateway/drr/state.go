@@ -11,6 +11,9 @@ type waiter struct {
 	seq    uint64 // arrival order, for drop-oldest
 	queued bool   // in a tenant queue (Run only)
 	ch     chan error
+
+	stats *labelStats  // the tenant's metric label (Run only; nil in pure state tests)
+	tq    *tenantQueue // the queue it joined, for cost accounting (Run only)
 }
 
 // tenantQueue is one backlogged tenant: its FIFO, weight and DRR deficit.
@@ -19,6 +22,9 @@ type tenantQueue struct {
 	weight  int
 	deficit int
 	fifo    []*waiter
+	label   string // metric label, fixed while backlogged
+	joined  int64  // epoch the tenant became backlogged
+	win     window // cost dispatched per epoch while backlogged
 }
 
 // state is the DRR state, touched only by the Run goroutine. Only backlogged
@@ -29,6 +35,7 @@ type state struct {
 	cur     int            // ring index of the tenant being served
 	funded  bool           // ring[cur] got its quantum for this turn
 	seq     uint64
+	epoch   int64 // one-second ticks of Run, for the windowed metrics
 }
 
 // enqueue appends w to its tenant's FIFO, adding the tenant to the ring's
@@ -37,13 +44,16 @@ type state struct {
 func (st *state) enqueue(w *waiter) {
 	t := st.tenants[w.tenant]
 	if t == nil {
-		t = &tenantQueue{name: w.tenant}
+		t = &tenantQueue{name: w.tenant, label: w.tenant, joined: st.epoch}
+		if w.stats != nil {
+			t.label = w.stats.name
+		}
 		st.tenants[w.tenant] = t
 		st.ring = append(st.ring, t)
 	}
 	t.weight = w.weight
 	st.seq++
-	w.seq, w.queued = st.seq, true
+	w.seq, w.queued, w.tq = st.seq, true, t
 	t.fifo = append(t.fifo, w)
 }
 

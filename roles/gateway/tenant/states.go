@@ -32,6 +32,7 @@ var ErrOptions = errors.New("tenant: invalid options")
 type State struct {
 	id     ID
 	lim    *rate.Limiter
+	bytes  atomic.Pointer[rate.Limiter] // byte bucket; nil = no byte quota
 	params atomic.Pointer[Params]
 
 	elem *list.Element // guarded by States.mu
@@ -108,6 +109,7 @@ func (s *States) create(id ID) *State {
 	}
 	st := &State{id: id, lim: rate.NewLimiter(rate.Limit(p.RPS), burst)}
 	st.params.Store(&p)
+	st.setByteQuota(s.now(), p)
 	st.elem = s.order.PushFront(st)
 	s.byID[id] = st
 	return st
@@ -129,7 +131,8 @@ func (s *States) evictIdle() bool {
 
 // SetParams replaces the parameters callback and applies it at once to every
 // held state (rate and burst change live; tokens already earned are kept up
-// to the new burst).
+// to the new burst). Byte buckets follow the same rule; a byte quota turned
+// on starts full and one turned off is dropped.
 func (s *States) SetParams(fn ParamsFunc) error {
 	if fn == nil {
 		return ErrOptions
@@ -145,6 +148,7 @@ func (s *States) SetParams(fn ParamsFunc) error {
 			st.lim.SetLimitAt(now, rate.Limit(p.RPS))
 			st.lim.SetBurstAt(now, p.EffectiveBurst())
 		}
+		st.setByteQuota(now, p)
 	}
 	return nil
 }

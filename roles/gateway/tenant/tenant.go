@@ -1,7 +1,7 @@
 // Package tenant identifies the tenant of a gateway request and holds the
-// per-tenant admission state (spec/gateway.md §3.3, §3.4): the client IP
+// per-tenant admission state (spec/gateway.md §3.3, §3.4, §3.6): the client IP
 // behind trusted proxies, the anonymous prefix tenants, the token tenant,
-// and a bounded map of per-tenant request buckets.
+// and a bounded map of per-tenant request and byte buckets.
 package tenant
 
 import (

@@ -1,0 +1,262 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/store"
+)
+
+// immutable is the Cache-Control of content-addressed answers.
+const immutable = "public, max-age=31536000, immutable"
+
+// serveObject answers GET|HEAD /o/{b3} (§4).
+func (r *Role) serveObject(c echo.Context, cl *call) error {
+	id, err := objectParam(rawSegments(c.Request())[1])
+	if err != nil {
+		return err
+	}
+	return r.serveID(c.Response(), c.Request(), cl, id, nil)
+}
+
+// serveID answers GET|HEAD req with id's bytes: a local 304 when
+// If-None-Match names id, else storage, else (on 404 or failure, when an
+// index is available) verified reads from the index's providers. set
+// replaces generated response headers (the /n Content-Type and
+// Cache-Control).
+func (r *Role) serveID(w http.ResponseWriter, req *http.Request, cl *call, id store.ID, set http.Header) error {
+	if etagMatches(req.Header.Get("If-None-Match"), id) {
+		h := w.Header()
+		h.Set("ETag", etagOf(id))
+		h.Set("Cache-Control", immutable)
+		for k, v := range set {
+			if k == "Cache-Control" {
+				h[k] = v
+			}
+		}
+		w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	if r.ups.storage != nil {
+		resp, err := r.send(w, req, cl, r.ups.storage, "/o/"+id.String(), false)
+		if !r.tryProviders(resp, err) {
+			if err != nil {
+				return err
+			}
+			return r.relay(w, req, resp, set, false)
+		}
+		if resp != nil {
+			resp.Body.Close()
+		}
+	}
+	urls, err := r.providers(req.Context(), cl, id)
+	if err != nil {
+		return err
+	}
+	// No overall deadline on the body: the fetcher bounds the time to each
+	// provider's headers and every chunk's progress (§3.8).
+	return r.fetch.Serve(req.Context(), w, req, id, urls, set)
+}
+
+// tryProviders reports whether a storage answer (resp or err) sends the read
+// on to the index's providers: a 404 or a failure, when there is an index.
+func (r *Role) tryProviders(resp *http.Response, err error) bool {
+	if r.ups.indexClient == nil {
+		return false
+	}
+	if err != nil {
+		return httpx.AsError(err).Status >= 500
+	}
+	switch resp.StatusCode {
+	case http.StatusNotFound, http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// providers lists the usable provider URLs of id: 404 when the index knows
+// none (or none is usable), the index's error when it fails.
+func (r *Role) providers(ctx context.Context, cl *call, id store.ID) ([]string, error) {
+	if r.ups.indexClient == nil {
+		return nil, httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "object not found")
+	}
+	ctx, cancel := context.WithDeadline(ctx, cl.deadline)
+	defer cancel()
+	list, err := r.ups.indexClient.Providers(ctx, id, r.opt.Zone, 0)
+	if err != nil {
+		return nil, err
+	}
+	urls := r.fetch.Filter(providerURLs(list), r.ups.storageURL())
+	if len(urls) == 0 {
+		return nil, httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "object not found: no usable provider")
+	}
+	return urls, nil
+}
+
+// providerURLs extracts the base URLs of a provider list, in order.
+func providerURLs(l index.ProviderList) []string {
+	out := make([]string, 0, len(l.Providers))
+	for _, p := range l.Providers {
+		out = append(out, p.Addr)
+	}
+	return out
+}
+
+// etagOf is the strong ETag of an object id.
+func etagOf(id store.ID) string { return `"` + id.String() + `"` }
+
+// etagMatches applies If-None-Match's weak comparison to id's ETag: any
+// listed tag equal to "b3:<hex>" or W/"b3:<hex>" matches; "*" does not (it
+// is forwarded).
+func etagMatches(inm string, id store.ID) bool {
+	want := etagOf(id)
+	for _, t := range strings.Split(inm, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == want {
+			return true
+		}
+	}
+	return false
+}
+
+// objectSource is the sites.Objects of the gateway: the /o read path, under
+// the admitted call found in each request's context.
+type objectSource struct{ r *Role }
+
+type callKey struct{}
+
+// withCall stores the admitted call in ctx for objectSource.
+func withCall(ctx context.Context, cl *call) context.Context {
+	return context.WithValue(ctx, callKey{}, cl)
+}
+
+func callOf(ctx context.Context) (*call, error) {
+	cl, ok := ctx.Value(callKey{}).(*call)
+	if !ok {
+		return nil, errors.New("gateway: object read outside an admitted request")
+	}
+	return cl, nil
+}
+
+// Head returns id's stored Content-Type: from storage's HEAD, else from the
+// first provider answering.
+func (o objectSource) Head(ctx context.Context, id store.ID) (string, error) {
+	cl, err := callOf(ctx)
+	if err != nil {
+		return "", err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, "/o/"+id.String(), nil)
+	if err != nil {
+		return "", err
+	}
+	rec := newHeaderRecorder()
+	if err := o.r.serveID(rec, req, cl, id, nil); err != nil {
+		return "", err
+	}
+	if rec.status != http.StatusOK {
+		return "", statusError(rec.status)
+	}
+	return rec.h.Get("Content-Type"), nil
+}
+
+// ReadAll returns id's bytes when it has at most max of them.
+func (o objectSource) ReadAll(ctx context.Context, id store.ID, max int64) ([]byte, error) {
+	cl, err := callOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if o.r.ups.storage != nil {
+		b, err := o.r.readStorage(ctx, cl, id, max)
+		if err == nil || o.r.ups.indexClient == nil || !storageMiss(err) {
+			return b, err
+		}
+	}
+	urls, err := o.r.providers(ctx, cl, id)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithDeadline(ctx, cl.deadline)
+	defer cancel()
+	b, _, err := o.r.fetch.ReadAll(ctx, id, urls, max)
+	return b, err
+}
+
+// Serve answers req with id's bytes like GET /o/{b3}, set applied.
+func (o objectSource) Serve(w http.ResponseWriter, req *http.Request, id store.ID, set http.Header) error {
+	cl, err := callOf(req.Context())
+	if err != nil {
+		return err
+	}
+	return o.r.serveID(w, req, cl, id, set)
+}
+
+// readStorage reads id from storage, verifying its hash; more than max
+// bytes is an error.
+func (r *Role) readStorage(ctx context.Context, cl *call, id store.ID, max int64) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "/o/"+id.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	rec := newHeaderRecorder()
+	resp, err := r.send(rec, req, cl, r.ups.storage, "/o/"+id.String(), false)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		env, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		return nil, httpx.DecodeError(resp.StatusCode, env)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	switch {
+	case err != nil:
+		return nil, httpx.NewError(http.StatusBadGateway, httpx.CodeUpstreamUnavailable, "storage body failed: %v", err)
+	case int64(len(b)) > max:
+		return nil, httpx.NewError(http.StatusBadGateway, httpx.CodeMalformed, "object larger than %d bytes", max).
+			WithDetails(map[string]any{"reason": "too_large"})
+	case store.Sum(b) != id:
+		return nil, httpx.NewError(http.StatusBadGateway, httpx.CodeUpstreamUnavailable, "storage body does not hash to its id").
+			WithDetails(map[string]any{"reason": "hash_mismatch"})
+	}
+	return b, nil
+}
+
+// storageMiss reports whether a storage read error lets providers try.
+func storageMiss(err error) bool {
+	he := httpx.AsError(err)
+	return he.Status == http.StatusNotFound || he.Status >= 500
+}
+
+// statusError is the envelope for an upstream status seen without a body
+// (a HEAD answer).
+func statusError(status int) error {
+	return httpx.DecodeError(status, nil)
+}
+
+// headerRecorder is a ResponseWriter that keeps the status and headers and
+// discards the body (HEAD lookups).
+type headerRecorder struct {
+	h      http.Header
+	status int
+}
+
+func newHeaderRecorder() *headerRecorder { return &headerRecorder{h: http.Header{}} }
+
+func (h *headerRecorder) Header() http.Header { return h.h }
+func (h *headerRecorder) WriteHeader(status int) {
+	if h.status == 0 {
+		h.status = status
+	}
+}
+func (h *headerRecorder) Write(p []byte) (int, error) {
+	h.WriteHeader(http.StatusOK)
+	return len(p), nil
+}

@@ -1,0 +1,69 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/ranges"
+	"github.com/ronhq/ron/store"
+)
+
+// serveHead answers HEAD from the first provider answering 200 to HEAD
+// /o/{b3} with a Content-Length.
+func (f *Fetcher) serveHead(ctx context.Context, w http.ResponseWriter, r *http.Request, id store.ID, providers []string, set http.Header) error {
+	for _, base := range f.Filter(providers, "") {
+		a, ok := f.begin(ctx, base, id)
+		if !ok {
+			continue
+		}
+		size, ctype, err := f.head(ctx, base, id)
+		a.end(err)
+		if err == nil {
+			return writeHead(w, r, id, size, ctype, set)
+		}
+		if ctx.Err() != nil {
+			return ctxError(ctx)
+		}
+	}
+	return failed(false)
+}
+
+// head asks base for id's size and Content-Type.
+func (f *Fetcher) head(ctx context.Context, base string, id store.ID) (int64, string, error) {
+	c, err := f.do(ctx, http.MethodHead, objectURL(base, id), "")
+	if err != nil {
+		return 0, "", err
+	}
+	defer c.close()
+	if err := c.expect(http.StatusOK); err != nil {
+		return 0, "", err
+	}
+	if c.resp.ContentLength < 0 {
+		return 0, "", fmt.Errorf("%w: HEAD without Content-Length", errProtocol)
+	}
+	return c.resp.ContentLength, mediaType(c.resp.Header.Get("Content-Type")), nil
+}
+
+// writeHead writes the HEAD answer: 200 or 304, or returns 412.
+func writeHead(w http.ResponseWriter, r *http.Request, id store.ID, size int64, ctype string, set http.Header) error {
+	plan := ranges.NewPlan(r, size, etagOf(id), ctype, 1)
+	if plan.Status == http.StatusPreconditionFailed {
+		return httpx.NewError(http.StatusPreconditionFailed, httpx.CodePreconditionFailed, "If-Match did not match")
+	}
+	h := w.Header()
+	setObjectHeaders(h, id)
+	if plan.Status == http.StatusNotModified {
+		applySet(h, set, true)
+		w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	if v := set.Get("Content-Type"); v != "" {
+		ctype = v
+	}
+	plan.SetHeaders(h, size, ctype)
+	applySet(h, set, false)
+	w.WriteHeader(plan.Status)
+	return nil
+}

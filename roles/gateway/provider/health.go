@@ -1,0 +1,143 @@
+package provider
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/sony/gobreaker/v2"
+)
+
+// BreakerSettings are the breaker_* keys of spec/gateway.md §9; zero fields
+// take the defaults. A breaker trips when within its Interval at least
+// MinRequests attempts had a failure ratio ≥ FailureRatio, or after
+// ConsecutiveFailures failures in a row; it stays open OpenTimeout, then
+// lets one probe through.
+type BreakerSettings struct {
+	MinRequests         uint32        // 20
+	FailureRatio        float64       // 0.5
+	ConsecutiveFailures uint32        // 5
+	Interval            time.Duration // 10 s, counted in rolling buckets of 1 s (or Interval if shorter)
+	OpenTimeout         time.Duration // 5 s
+}
+
+func (s BreakerSettings) withDefaults() BreakerSettings {
+	if s.MinRequests == 0 {
+		s.MinRequests = 20
+	}
+	if s.FailureRatio <= 0 {
+		s.FailureRatio = 0.5
+	}
+	if s.ConsecutiveFailures == 0 {
+		s.ConsecutiveFailures = 5
+	}
+	if s.Interval <= 0 {
+		s.Interval = 10 * time.Second
+	}
+	if s.OpenTimeout <= 0 {
+		s.OpenTimeout = 5 * time.Second
+	}
+	return s
+}
+
+type breaker = gobreaker.TwoStepCircuitBreaker[struct{}]
+
+// errExcluded is reported to a breaker for an attempt the caller ended
+// (client gone, caller's deadline): neither success nor failure.
+var errExcluded = errors.New("provider: attempt ended by the caller")
+
+// health holds what the Fetcher remembers about providers: bad marks and
+// breakers, both keyed by normalized base URL and LRU-bounded.
+type health struct {
+	badFor   time.Duration
+	badMu    sync.Mutex                    // orders check-and-expire against marking
+	bad      *lru.Cache[string, time.Time] // base → bad until
+	breakers atomic.Pointer[lru.Cache[string, *breaker]]
+	settings atomic.Pointer[BreakerSettings]
+}
+
+func newHealth(badFor time.Duration, s BreakerSettings) *health {
+	h := &health{badFor: badFor}
+	h.bad, _ = lru.New[string, time.Time](maxTracked) // only a size ≤ 0 errors
+	h.setBreaker(s)
+	return h
+}
+
+// setBreaker installs new settings and an empty breaker table.
+func (h *health) setBreaker(s BreakerSettings) {
+	h.settings.Store(&s)
+	c, _ := lru.New[string, *breaker](maxTracked)
+	h.breakers.Store(c)
+}
+
+// markBad skips base for badFor from now.
+func (h *health) markBad(base string) {
+	h.badMu.Lock()
+	h.bad.Add(base, time.Now().Add(h.badFor))
+	h.badMu.Unlock()
+}
+
+// isBad reports whether base is marked bad; an expired mark is forgotten
+// (under badMu, so that a fresh mark made meanwhile is not removed).
+func (h *health) isBad(base string) bool {
+	h.badMu.Lock()
+	defer h.badMu.Unlock()
+	until, ok := h.bad.Peek(base)
+	if !ok {
+		return false
+	}
+	if time.Now().Before(until) {
+		return true
+	}
+	h.bad.Remove(base)
+	return false
+}
+
+// breakerFor returns base's breaker, creating it on first use.
+func (h *health) breakerFor(base string) *breaker {
+	c := h.breakers.Load()
+	if b, ok := c.Get(base); ok {
+		return b
+	}
+	nb := newBreaker(base, *h.settings.Load())
+	if prev, ok, _ := c.PeekOrAdd(base, nb); ok {
+		return prev
+	}
+	return nb
+}
+
+func newBreaker(name string, s BreakerSettings) *breaker {
+	return gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
+		Name:         name,
+		MaxRequests:  1,
+		Interval:     s.Interval,
+		BucketPeriod: min(time.Second, s.Interval),
+		Timeout:      s.OpenTimeout,
+		ReadyToTrip: func(n gobreaker.Counts) bool {
+			counted := n.Requests - min(n.TotalExclusions, n.Requests)
+			return n.ConsecutiveFailures >= s.ConsecutiveFailures ||
+				counted >= s.MinRequests && float64(n.TotalFailures) >= s.FailureRatio*float64(counted)
+		},
+		IsExcluded: func(err error) bool { return errors.Is(err, errExcluded) },
+	})
+}
+
+// worstState is the worst state of any tracked breaker: open, else
+// half-open, else closed.
+func (h *health) worstState() gobreaker.State {
+	worst := gobreaker.StateClosed
+	for _, b := range h.breakers.Load().Values() {
+		switch b.State() {
+		case gobreaker.StateOpen:
+			return gobreaker.StateOpen
+		case gobreaker.StateHalfOpen:
+			worst = gobreaker.StateHalfOpen
+		}
+	}
+	return worst
+}
+
+// tracked returns how many breakers are held (tests).
+func (h *health) tracked() int { return h.breakers.Load().Len() }

@@ -1,0 +1,50 @@
+package provider
+
+import (
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/sony/gobreaker/v2"
+
+	"github.com/ronhq/ron/runtime"
+)
+
+// Values of the code label of ron_gateway_upstream_requests_total for
+// attempts that got no status.
+const (
+	codeError   = "error"   // connection or protocol failure
+	codeTimeout = "timeout" // no headers within Timeout
+)
+
+// fetchMetrics are the Fetcher's series (spec/gateway.md §10).
+type fetchMetrics struct {
+	m             *runtime.Metrics
+	mismatch      *metrics.Counter // ron_gateway_hash_mismatch_total
+	timeouts      *metrics.Counter // ron_io_timeouts_total{op="provider"}
+	writeTimeouts *metrics.Counter // ron_io_timeouts_total{op="forward"}: a client stalled
+}
+
+func newFetchMetrics(m *runtime.Metrics, h *health) fetchMetrics {
+	for _, s := range []struct {
+		name  string
+		state gobreaker.State
+	}{{"closed", gobreaker.StateClosed}, {"half_open", gobreaker.StateHalfOpen}, {"open", gobreaker.StateOpen}} {
+		state := s.state
+		m.Gauge("breaker_state", func() float64 {
+			if h.worstState() == state {
+				return 1
+			}
+			return 0
+		}, "role", roleName, "target", "provider", "state", s.name)
+	}
+	return fetchMetrics{
+		m:             m,
+		mismatch:      m.Counter("gateway_hash_mismatch_total", "role", roleName),
+		timeouts:      m.Counter("io_timeouts_total", "role", roleName, "op", "provider"),
+		writeTimeouts: m.Counter("io_timeouts_total", "role", roleName, "op", "forward"),
+	}
+}
+
+// request counts one provider request by its status code, codeError or
+// codeTimeout.
+func (fm fetchMetrics) request(code string) {
+	fm.m.Counter("gateway_upstream_requests_total", "role", roleName, "upstream", "provider", "code", code).Inc()
+}

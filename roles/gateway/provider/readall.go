@@ -1,0 +1,76 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/store"
+	"github.com/ronhq/ron/store/verified"
+)
+
+// ReadAll returns the whole object id, verified chunk by chunk and by its
+// whole hash, and its provider Content-Type (as Serve would send it), from
+// the first of providers (filtered again, in order) that serves it. Used by
+// /n for manifests.
+//
+// A provider whose chunk list announces more than max bytes is passed over
+// (not marked bad: its list is not authenticated yet); when that happened
+// and no other provider failed verification, the answer is 502 malformed
+// with details {"reason":"too_large","max":max}. Every other failure is as
+// Serve's: 502 upstream_unavailable (reason "hash_mismatch" or
+// "no_provider"), 504 timeout on ctx's deadline, ctx's error when cancelled.
+func (f *Fetcher) ReadAll(ctx context.Context, id store.ID, providers []string, max int64) ([]byte, string, error) {
+	mismatch, tooLarge := false, false
+	for _, base := range f.Filter(providers, "") {
+		a, ok := f.begin(ctx, base, id)
+		if !ok {
+			continue
+		}
+		b, ctype, err := f.readAll(ctx, base, id, max)
+		a.end(err)
+		if err == nil {
+			return b, ctype, nil
+		}
+		if ctx.Err() != nil {
+			return nil, "", ctxError(ctx)
+		}
+		mismatch = mismatch || errors.Is(err, verified.ErrMismatch)
+		tooLarge = tooLarge || errors.Is(err, errTooLarge)
+	}
+	if tooLarge && !mismatch {
+		return nil, "", httpx.NewError(http.StatusBadGateway, httpx.CodeMalformed, "object larger than %d bytes", max).
+			WithDetails(map[string]any{"reason": "too_large", "max": max})
+	}
+	return nil, "", failed(mismatch)
+}
+
+// readAll reads id whole from one provider.
+func (f *Fetcher) readAll(ctx context.Context, base string, id store.ID, max int64) ([]byte, string, error) {
+	l, err := f.fetchList(ctx, base, id)
+	if err != nil {
+		return nil, "", err
+	}
+	if l.Size > max {
+		return nil, "", fmt.Errorf("%w: %d bytes, limit %d", errTooLarge, l.Size, max)
+	}
+	b, err := f.openBody(ctx, base, id, l, 0, l.Count()-1)
+	if err != nil {
+		return nil, "", err
+	}
+	defer b.c.close()
+	out := make([]byte, 0, l.Size)
+	for {
+		chunk, err := b.next(f)
+		if err == io.EOF {
+			return out, b.ctype, nil
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		out = append(out, chunk...)
+	}
+}

@@ -1,0 +1,261 @@
+// Package gateway is the gateway role (spec/gateway.md): ron's public front
+// door. Every request passes the admission pipeline of §3 (pipeline.go)
+// before any upstream work; admitted requests are forwarded to storage,
+// index, edge or registry, in-process when the role is co-located and over
+// HTTP otherwise (upstreams.go), or answered from index providers (/o) and
+// site manifests (/n).
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/labstack/echo/v4"
+	"github.com/rs/zerolog"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/gateway/admission"
+	"github.com/ronhq/ron/roles/gateway/drr"
+	"github.com/ronhq/ron/roles/gateway/hygiene"
+	"github.com/ronhq/ron/roles/gateway/provider"
+	"github.com/ronhq/ron/roles/gateway/sites"
+	"github.com/ronhq/ron/roles/gateway/tenant"
+	"github.com/ronhq/ron/roles/gateway/tenants"
+	"github.com/ronhq/ron/runtime"
+)
+
+// Options are what the composition root passes to New.
+type Options struct {
+	Config  Config
+	Log     zerolog.Logger
+	Metrics *runtime.Metrics
+	Keys    *auth.Keyring
+	Bus     *runtime.Bus
+	Version string
+	Zone    string             // cluster.zone: providers in it are tried first
+	Ops     func(e *echo.Echo) // mounts /healthz /readyz /metrics /version; nil = none
+	Local   Locals             // the roles co-located in this process
+}
+
+// Role is the gateway role. Build it with New; the runtime manager drives
+// Start, Run and Stop. It implements runtime.Role, Drainer, Readier,
+// Applier, ApplyChecker, Detailer, TaskGrouper and Addresser.
+type Role struct {
+	opt   Options
+	cfg   *runtime.Snapshot[Config]
+	log   zerolog.Logger
+	tasks *runtime.TaskGroup
+	met   *gatewayMetrics
+	rej   *admission.Rejections
+
+	server   *httpx.Server
+	ups      *upstreams
+	sched    *drr.Scheduler
+	states   *tenant.States
+	shed     *admission.Shedder
+	streams  *admission.StreamGate
+	fetch    *provider.Fetcher
+	sites    *sites.Sites
+	follower *tenants.Follower
+
+	table    atomic.Pointer[tenants.Table]
+	labels   atomic.Pointer[admission.Labeler]
+	policy   atomic.Pointer[policy] // derived settings of the config in force
+	draining atomic.Bool
+	schedUp  atomic.Bool
+
+	streamCtx    context.Context // canceled at Drain: closes event streams
+	streamCancel context.CancelFunc
+	applyMu      sync.Mutex // serialises Apply
+}
+
+// New builds the role without side effects: nothing is bound or dialled.
+func New(opt Options) *Role {
+	if opt.Metrics == nil {
+		opt.Metrics = runtime.NewMetrics(nil)
+	}
+	r := &Role{opt: opt, log: opt.Log.With().Str("role", roleName).Logger()}
+	cfg := opt.Config
+	r.cfg = runtime.NewSnapshot(&cfg)
+	r.tasks = runtime.NewTaskGroup(roleName, r.log, opt.Metrics, runtime.WithBus(opt.Bus))
+	r.streamCtx, r.streamCancel = context.WithCancel(context.Background())
+	return r
+}
+
+// Name implements runtime.Role.
+func (r *Role) Name() string { return roleName }
+
+// TaskGroup exposes the role's supervised workers to the manager.
+func (r *Role) TaskGroup() *runtime.TaskGroup { return r.tasks }
+
+// Addr is the bound listener address after Start, the configured one before.
+func (r *Role) Addr() string {
+	if r.server == nil {
+		return r.cfg.Load().Listen
+	}
+	return r.server.Addr()
+}
+
+// Handler is the gateway's HTTP handler (routes behind the shared chain);
+// nil before Start.
+func (r *Role) Handler() http.Handler {
+	if r.server == nil {
+		return nil
+	}
+	return r.server.Echo()
+}
+
+// Start validates the config, builds the upstream links and the admission
+// state, and binds the listener.
+func (r *Role) Start(ctx context.Context) error {
+	cfg := *r.cfg.Load()
+	if err := r.validate(cfg); err != nil {
+		return err
+	}
+	if err := r.build(cfg); err != nil {
+		return err
+	}
+	if err := r.server.Listen(); err != nil {
+		r.ups.close()
+		return fmt.Errorf("gateway: listen %s: %w", cfg.Listen, err)
+	}
+	r.log.Info().Str("listen", r.Addr()).Strs("upstreams", r.ups.describe()).Msg("gateway listening")
+	return nil
+}
+
+// validate checks cfg on its own and against the co-located roles.
+func (r *Role) validate(cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	return cfg.CheckUpstreams(r.opt.Local.colocated)
+}
+
+// Run serves until ctx ends: the scheduler and the tenant follower (when
+// there is a registry) run as named tasks.
+func (r *Role) Run(ctx context.Context) error {
+	r.tasks.Go("scheduler", r.runScheduler)
+	if r.follower != nil {
+		r.tasks.Go("registry-watch", r.follower.Run)
+	}
+	if err := r.server.Run(ctx); err != nil {
+		return fmt.Errorf("gateway listener: %w", err)
+	}
+	return nil
+}
+
+// Drain (shutdown step 2): new requests answer 503 draining, open event
+// streams close, readiness turns false.
+func (r *Role) Drain() {
+	r.draining.Store(true)
+	r.streamCancel()
+	if r.server != nil {
+		r.server.Drain()
+	}
+}
+
+// Stop lets in-flight forwards drain until ctx's deadline, cancels the rest
+// (counted in ron_tasks_aborted_total{kind="forward"}), then stops the
+// scheduler (queued requests get 503 draining) and the tasks.
+func (r *Role) Stop(ctx context.Context) error {
+	r.Drain()
+	if r.server != nil {
+		if n := r.server.Shutdown(ctx); n > 0 {
+			r.met.aborted.Add(n)
+			r.log.Warn().Int("connections", n).Msg("drain deadline passed: aborted open forwards")
+		}
+	}
+	r.tasks.Stop(ctx)
+	if r.ups != nil {
+		r.ups.close()
+	}
+	return nil
+}
+
+// Ready: ready once the listener is bound and the scheduler runs; degraded
+// while shedding (spec/gateway.md §8).
+func (r *Role) Ready(context.Context) runtime.Readiness {
+	var rd runtime.Readiness
+	switch {
+	case r.draining.Load() || r.sched == nil:
+		rd.Missing = []string{roleName}
+		return rd
+	case !r.schedRunning():
+		rd.Missing = []string{roleName + ":scheduler"}
+		return rd
+	}
+	if w, rs := r.shed.Writes(), r.shed.Reads(); w || rs {
+		rd.Degraded = []string{roleName}
+		rd.Shedding = &runtime.Shedding{Writes: w, Reads: rs}
+	}
+	return rd
+}
+
+// schedRunning reports whether the scheduler goroutine is serving.
+func (r *Role) schedRunning() bool { return r.schedUp.Load() }
+
+// runScheduler is the scheduler task: the one goroutine owning the queues.
+func (r *Role) runScheduler(ctx context.Context) error {
+	r.schedUp.Store(true)
+	defer r.schedUp.Store(false)
+	return r.sched.Run(ctx)
+}
+
+// Details is the role's object in /api/v1/status: in-flight, waiting and
+// breaker states (spec/gateway.md §8).
+func (r *Role) Details() any {
+	d := map[string]any{"inflight": 0, "waiting": 0, "breakers": map[string]string{}}
+	if r.sched != nil {
+		d["inflight"], d["waiting"] = r.sched.InFlight(), r.sched.Waiting()
+	}
+	if r.ups != nil {
+		d["breakers"] = r.ups.breakerStates()
+		d["upstreams"] = r.ups.describe()
+	}
+	if t := r.table.Load(); t != nil {
+		d["tenants_version"] = t.Version()
+	}
+	if r.shed != nil {
+		d["shedding"] = runtime.Shedding{Writes: r.shed.Writes(), Reads: r.shed.Reads()}
+	}
+	return d
+}
+
+// CheckApply reports whether Apply would accept cfg: a gateway Config that
+// validates, with listen and the upstream URLs unchanged.
+func (r *Role) CheckApply(cfg any) error {
+	n, ok := cfg.(Config)
+	if !ok {
+		return fmt.Errorf("gateway: Apply got %T", cfg)
+	}
+	if err := r.validate(n); err != nil {
+		return err
+	}
+	if keys := r.cfg.Load().restartOnly(n); len(keys) > 0 {
+		return fmt.Errorf("these keys need a restart: %v", keys)
+	}
+	return nil
+}
+
+// Apply hot-reloads every key but listen and the upstream URLs (§7).
+func (r *Role) Apply(cfg any) error {
+	if err := r.CheckApply(cfg); err != nil {
+		return err
+	}
+	n := cfg.(Config)
+	r.applyMu.Lock()
+	defer r.applyMu.Unlock()
+	old := *r.cfg.Load()
+	r.cfg.Store(&n)
+	if r.server == nil {
+		return nil // not started: Start reads the new config
+	}
+	return r.reconfigure(old, n)
+}
+
+// corsFor returns the CORS policy in force.
+func (r *Role) corsFor() hygiene.CORS { return r.policy.Load().cors }

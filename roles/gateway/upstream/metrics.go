@@ -1,0 +1,65 @@
+package upstream
+
+import (
+	"strconv"
+	"sync"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/ronhq/ron/runtime"
+)
+
+// Metric names (runtime.Metrics adds the ron_ prefix and the role label).
+const (
+	metricRequests = "gateway_upstream_requests_total"
+	metricBreaker  = "breaker_state"
+	metricRetries  = "backoff_retries_total"
+	metricTimeouts = "io_timeouts_total"
+	opForward      = "forward"
+)
+
+// linkMetrics holds one Link's counters; per-code counters are created on
+// first use and cached.
+type linkMetrics struct {
+	m        *runtime.Metrics
+	name     string
+	retries  *metrics.Counter
+	timeouts *metrics.Counter
+	codes    sync.Map // code label → *metrics.Counter
+}
+
+// newLinkMetrics registers the Link's counters and its ron_breaker_state
+// gauges, which read state on every scrape.
+func newLinkMetrics(m *runtime.Metrics, name string, state func() string) *linkMetrics {
+	if m == nil {
+		m = runtime.NewMetrics(nil)
+	}
+	lm := &linkMetrics{m: m, name: name,
+		retries:  m.Counter(metricRetries, "role", metricRole, "op", opForward),
+		timeouts: m.Counter(metricTimeouts, "role", metricRole, "op", opForward),
+	}
+	for _, s := range states {
+		m.Gauge(metricBreaker, func() float64 {
+			if state() == s {
+				return 1
+			}
+			return 0
+		}, "role", metricRole, "target", name, "state", s)
+	}
+	return lm
+}
+
+// attempt counts one upstream attempt: code is the status, 0 for none.
+func (lm *linkMetrics) attempt(status int) {
+	code := "error"
+	if status > 0 {
+		code = strconv.Itoa(status)
+	}
+	if c, ok := lm.codes.Load(code); ok {
+		c.(*metrics.Counter).Inc()
+		return
+	}
+	c := lm.m.Counter(metricRequests, "role", metricRole, "upstream", lm.name, "code", code)
+	lm.codes.Store(code, c)
+	c.Inc()
+}

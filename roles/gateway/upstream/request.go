@@ -1,0 +1,95 @@
+package upstream
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Link header names (spec/gateway.md §2).
+const (
+	HeaderTenant         = "X-Ron-Tenant"
+	HeaderForwardedFor   = "X-Forwarded-For"
+	HeaderForwardedProto = "X-Forwarded-Proto"
+	HeaderForwardedHost  = "X-Forwarded-Host"
+	HeaderForwardedPfx   = "X-Forwarded-Prefix"
+	HeaderRequestTimeout = "Request-Timeout"
+)
+
+// template builds the request every attempt clones: URL, method and the
+// link headers except Request-Timeout (set per attempt).
+func (l *Link) template(ctx context.Context, c *Call) (*http.Request, error) {
+	u, err := l.target(c)
+	if err != nil {
+		return nil, err
+	}
+	method := c.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	h, err := l.linkHeader(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return &http.Request{Method: method, URL: u, Host: u.Host, Header: h,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}, nil
+}
+
+// target joins the base URL and the call's (escaped) path and query.
+func (l *Link) target(c *Call) (*url.URL, error) {
+	p := c.Path
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	raw := strings.TrimSuffix(l.base.String(), "/") + p
+	if c.RawQuery != "" {
+		raw += "?" + c.RawQuery
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, errInternal("invalid upstream path")
+	}
+	return u, nil
+}
+
+// linkHeader copies c.Header and sets the trusted-link headers: tenant,
+// forwarded headers and, on HTTP links, the link token.
+func (l *Link) linkHeader(ctx context.Context, c *Call) (http.Header, error) {
+	h := c.Header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	for _, kv := range [...][2]string{
+		{HeaderTenant, c.Tenant}, {HeaderForwardedFor, c.ClientIP}, {HeaderForwardedProto, c.Proto},
+		{HeaderForwardedHost, c.Host}, {HeaderForwardedPfx, c.Prefix},
+	} {
+		h.Del(kv[0])
+		if kv[1] != "" {
+			h.Set(kv[0], kv[1])
+		}
+	}
+	h.Del("Authorization")
+	h.Del(HeaderRequestTimeout)
+	if l.inProcess || l.token == nil {
+		return h, nil
+	}
+	tok, err := l.token(ctx)
+	if err != nil {
+		l.log.Error().Str("upstream", l.name).Err(err).Msg("link token unavailable")
+		return nil, errInternal("link token unavailable")
+	}
+	if tok != "" {
+		h.Set("Authorization", "Bearer "+tok)
+	}
+	return h, nil
+}
+
+// requestTimeout renders the remaining time as decimal seconds with
+// millisecond precision, at least 0.001.
+func requestTimeout(remaining time.Duration) string {
+	ms := max(remaining.Milliseconds(), 1)
+	return strconv.FormatFloat(float64(ms)/1000, 'f', 3, 64)
+}

@@ -1,0 +1,214 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"syscall"
+	"time"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/client"
+	"github.com/ronhq/ron/roles/gateway/upstream"
+	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/roles/registry/api"
+)
+
+// Locals are the roles running in the gateway's process (spec/gateway.md
+// §2). A nil func means the role is not co-located. The funcs are called
+// per request: the roles start before the gateway, and a nil answer (not
+// started) is a 503 not_ready.
+type Locals struct {
+	Storage, Index, Edge, Registry func() http.Handler
+	IndexClient                    func() index.Client
+	RegistryClient                 func() api.Client
+	// StorageURL is the co-located storage's advertised URL, skipped among
+	// the index's providers (it was already asked).
+	StorageURL func() string
+}
+
+// colocated reports whether role runs in this process.
+func (l Locals) colocated(role string) bool {
+	switch role {
+	case "storage":
+		return l.Storage != nil
+	case "index":
+		return l.Index != nil
+	case "edge":
+		return l.Edge != nil
+	case "registry":
+		return l.Registry != nil
+	}
+	return false
+}
+
+// upstreams are the gateway's links to the four roles (nil: none) and the
+// typed clients its own logic uses (providers for /o, names for /n,
+// tenants from the registry).
+type upstreams struct {
+	storage, index, edge, registry *upstream.Link
+
+	indexClient    index.Client
+	registryClient api.Client
+	storageURL     func() string
+	transport      *http.Transport // HTTP links and providers share it
+}
+
+// newUpstreams builds the links of cfg: in-process for co-located roles,
+// HTTP for the configured URLs.
+func (r *Role) newUpstreams(cfg Config) (*upstreams, error) {
+	u := &upstreams{transport: newTransport(), storageURL: func() string { return cfg.StorageURL }}
+	loc := r.opt.Local
+	token := r.linkToken(cfg)
+	principal := upstream.LinkPrincipal(!cfg.PublicReads)
+	link := func(name string, local func() http.Handler, url string) (*upstream.Link, error) {
+		opt := upstream.Options{Name: name, Token: token, Principal: principal, Transport: u.transport,
+			Policy: cfg.forwardPolicy(), Metrics: r.opt.Metrics, Log: r.log}
+		switch {
+		case local != nil:
+			opt.Handler = lazyHandler(local)
+		case url != "":
+			opt.BaseURL = url
+		default:
+			return nil, nil
+		}
+		return upstream.New(opt)
+	}
+	var err error
+	for _, l := range []struct {
+		dst   **upstream.Link
+		name  string
+		local func() http.Handler
+		url   string
+	}{{&u.storage, "storage", loc.Storage, cfg.StorageURL}, {&u.index, "index", loc.Index, cfg.IndexURL},
+		{&u.edge, "edge", loc.Edge, cfg.EdgeURL}, {&u.registry, "registry", loc.Registry, cfg.RegistryURL}} {
+		if *l.dst, err = link(l.name, l.local, l.url); err != nil {
+			return nil, err
+		}
+	}
+	u.clients(loc, cfg, token)
+	return u, nil
+}
+
+// clients builds the typed index and registry clients.
+func (u *upstreams) clients(loc Locals, cfg Config, token func(context.Context) (string, error)) {
+	opt := client.Options{Role: roleName, HTTP: &http.Client{Transport: u.transport}, Timeout: cfg.ForwardTimeout}
+	switch {
+	case loc.IndexClient != nil:
+		u.indexClient = loc.IndexClient() // the index started before the gateway
+	case cfg.IndexURL != "":
+		u.indexClient = index.NewHTTPClient(cfg.IndexURL, token, opt)
+	}
+	switch {
+	case loc.RegistryClient != nil:
+		u.registryClient = loc.RegistryClient()
+	case cfg.RegistryURL != "":
+		u.registryClient = api.NewHTTPClient(cfg.RegistryURL, token, opt)
+	}
+	if loc.StorageURL != nil {
+		u.storageURL = loc.StorageURL
+	}
+}
+
+// linkToken is the bearer of HTTP links: upstream_token when set, else a
+// token minted from the node's root key (§2).
+func (r *Role) linkToken(cfg Config) func(context.Context) (string, error) {
+	if cfg.UpstreamToken != "" {
+		tok := cfg.UpstreamToken
+		return func(context.Context) (string, error) { return tok, nil }
+	}
+	return upstream.MintLinkToken(r.opt.Keys, !cfg.PublicReads)
+}
+
+// newTransport is the HTTP transport of the gateway's upstream calls.
+func newTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 256
+	t.IdleConnTimeout = 90 * time.Second
+	t.ResponseHeaderTimeout = 0 // the link's deadline bounds it
+	return t
+}
+
+// providerTransport is the transport of provider reads. Provider URLs come
+// from the index and are not trusted: besides the URL checks of the
+// fetcher, a host name that resolves to a link-local, multicast or
+// unspecified address is refused when dialling.
+func providerTransport() *http.Transport {
+	t := newTransport()
+	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second, Control: refuseUnroutable}
+	t.DialContext = d.DialContext
+	return t
+}
+
+// refuseUnroutable is a dial Control that refuses addresses no provider
+// may have.
+func refuseUnroutable(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return err
+	}
+	a := ap.Addr().Unmap()
+	if a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsMulticast() || a.IsUnspecified() || a.IsInterfaceLocalMulticast() {
+		return fmt.Errorf("provider address %s is not routable", a)
+	}
+	return nil
+}
+
+// links lists the configured links.
+func (u *upstreams) links() []*upstream.Link {
+	var out []*upstream.Link
+	for _, l := range []*upstream.Link{u.storage, u.index, u.edge, u.registry} {
+		if l != nil {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// setPolicy applies live forwarding settings to every link.
+func (u *upstreams) setPolicy(p upstream.Policy) {
+	for _, l := range u.links() {
+		l.SetPolicy(p)
+	}
+}
+
+// breakerStates maps each link to its breaker state.
+func (u *upstreams) breakerStates() map[string]string {
+	out := map[string]string{}
+	for _, l := range u.links() {
+		out[l.Name()] = l.BreakerState()
+	}
+	return out
+}
+
+// describe lists the links as "name (in-process)" or "name (http)".
+func (u *upstreams) describe() []string {
+	var out []string
+	for _, l := range u.links() {
+		how := "http"
+		if l.InProcess() {
+			how = "in-process"
+		}
+		out = append(out, l.Name()+" ("+how+")")
+	}
+	return out
+}
+
+// close releases idle upstream connections.
+func (u *upstreams) close() { u.transport.CloseIdleConnections() }
+
+// lazyHandler serves through a co-located role's handler, looked up per
+// request; before the role has started it answers 503 not_ready.
+type lazyHandler func() http.Handler
+
+func (f lazyHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	h := f()
+	if h == nil {
+		httpx.WriteError(w, req.Header.Get(httpx.HeaderCorrID),
+			httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNotReady, "the co-located role has not started").WithRetryAfter(1))
+		return
+	}
+	h.ServeHTTP(w, req)
+}
