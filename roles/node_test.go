@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // startNode runs an amnesia node on free ports and returns it with its
 // storage address; the node is shut down at cleanup.
-func startNode(t *testing.T, mutate func(*Config)) (*Node, string) {
+func startNode(t testing.TB, mutate func(*Config)) (*Node, string) {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Amnesia = true

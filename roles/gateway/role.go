@@ -68,9 +68,9 @@ type Role struct {
 	draining atomic.Bool
 	schedUp  atomic.Bool
 
-	streamCtx    context.Context // canceled at Drain: closes event streams
-	streamCancel context.CancelFunc
-	applyMu      sync.Mutex // serialises Apply
+	drainCtx    context.Context // canceled at Drain: closes event streams, stops dispatch
+	drainCancel context.CancelFunc
+	applyMu     sync.Mutex // serialises Apply
 }
 
 // New builds the role without side effects: nothing is bound or dialled.
@@ -82,7 +82,7 @@ func New(opt Options) *Role {
 	cfg := opt.Config
 	r.cfg = runtime.NewSnapshot(&cfg)
 	r.tasks = runtime.NewTaskGroup(roleName, r.log, opt.Metrics, runtime.WithBus(opt.Bus))
-	r.streamCtx, r.streamCancel = context.WithCancel(context.Background())
+	r.drainCtx, r.drainCancel = context.WithCancel(context.Background())
 	return r
 }
 
@@ -148,11 +148,11 @@ func (r *Role) Run(ctx context.Context) error {
 	return nil
 }
 
-// Drain (shutdown step 2): new requests answer 503 draining, open event
-// streams close, readiness turns false.
+// Drain (shutdown step 2): new requests and every queued one answer 503
+// draining, open event streams close, readiness turns false.
 func (r *Role) Drain() {
 	r.draining.Store(true)
-	r.streamCancel()
+	r.drainCancel()
 	if r.server != nil {
 		r.server.Drain()
 	}
@@ -199,7 +199,13 @@ func (r *Role) Ready(context.Context) runtime.Readiness {
 func (r *Role) schedRunning() bool { return r.schedUp.Load() }
 
 // runScheduler is the scheduler task: the one goroutine owning the queues.
+// It stops at Drain, answering every queued request 503 draining at once
+// (§8); requests already holding a slot finish within the drain deadline.
 func (r *Role) runScheduler(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(r.drainCtx, cancel)
+	defer stop()
 	r.schedUp.Store(true)
 	defer r.schedUp.Store(false)
 	return r.sched.Run(ctx)

@@ -14,6 +14,7 @@ import (
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/cli"
 	"github.com/ronhq/ron/store"
+	"github.com/ronhq/ron/store/verified"
 )
 
 // Provider fallback of `ron get` (spec/storage.md §9, cluster.md §7).
@@ -112,9 +113,8 @@ type providerFetch struct {
 	token  func(context.Context) (string, error)
 	rewind func() error // empties the destination; nil for a stream
 	whole  *store.Hasher
-	chunks []store.ID // nil until a provider gave a valid list
-	size   int64
-	off    int64 // bytes verified and written
+	list   *verified.List // nil until a provider gave a valid list
+	off    int64          // bytes verified and written
 }
 
 // writeError is a failure of the destination, not of a provider.
@@ -134,8 +134,16 @@ func (p *providerFetch) run(ctx context.Context, addrs []string, w io.Writer) er
 		tried++
 		err := p.from(ctx, addr, w)
 		if err == nil {
-			if err = p.check(); err == nil || p.rewind == nil {
-				return err
+			err = p.check()
+		}
+		if err == nil {
+			return nil
+		}
+		if wholeMismatch(err) {
+			// The provider's list matched its own wrong bytes: everything
+			// written is suspect. A file starts afresh; a stream cannot.
+			if p.rewind == nil {
+				return cli.Exit(cli.ExitFailure, fmt.Errorf("%s: digest mismatch: %w", addr, err))
 			}
 			if rerr := p.restart(); rerr != nil {
 				return cli.Exit(cli.ExitFailure, rerr)
@@ -151,10 +159,20 @@ func (p *providerFetch) run(ctx context.Context, addrs []string, w io.Writer) er
 		p.id, tried, last))
 }
 
+// wholeMismatch reports whether err is a whole-digest mismatch (the
+// verified reader's, or check's after a resumed read).
+func wholeMismatch(err error) bool {
+	var me *verified.MismatchError
+	return (errors.As(err, &me) && me.Chunk < 0) || errors.Is(err, errDigest)
+}
+
+// errDigest marks check's digest mismatch.
+var errDigest = errors.New("digest mismatch")
+
 // check compares the whole digest with the id.
 func (p *providerFetch) check() error {
 	if got, _, _ := p.whole.Sum(); got != p.id {
-		return cli.Exit(cli.ExitFailure, fmt.Errorf("digest mismatch: got %s, want %s", got, p.id))
+		return fmt.Errorf("%w: got %s, want %s", errDigest, got, p.id)
 	}
 	return nil
 }
@@ -165,7 +183,7 @@ func (p *providerFetch) restart() error {
 	if err := p.rewind(); err != nil {
 		return &writeError{err}
 	}
-	p.whole, p.chunks, p.size, p.off = store.NewHasher(), nil, 0, 0
+	p.whole, p.list, p.off = store.NewHasher(), nil, 0
 	return nil
 }
 
@@ -174,12 +192,12 @@ func (p *providerFetch) restart() error {
 func (p *providerFetch) from(ctx context.Context, addr string, w io.Writer) error {
 	c := NewHTTPClient(addr, p.token, client.Options{Role: "cli", Retries: -1})
 	defer c.c.Close()
-	if p.chunks == nil {
+	if p.list == nil {
 		if err := p.learnChunks(ctx, c); err != nil {
 			return err
 		}
 	}
-	if p.off == p.size {
+	if p.off == p.list.Size {
 		return nil
 	}
 	pctx, cancel := context.WithCancel(ctx)
@@ -191,19 +209,18 @@ func (p *providerFetch) from(ctx context.Context, addr string, w io.Writer) erro
 		return err
 	}
 	defer body.Close()
-	buf := make([]byte, store.ChunkSize)
-	for p.off < p.size {
-		i := int(p.off / store.ChunkSize)
-		chunk := buf[:store.ChunkLen(p.size, i)]
+	rd := verified.NewReader(body, *p.list, int(p.off/store.ChunkSize), p.list.Count()-1, p.off == 0)
+	for {
 		stall.Reset(chunkProgress)
-		if _, err := io.ReadFull(body, chunk); err != nil {
+		chunk, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
 			if pctx.Err() != nil && ctx.Err() == nil {
 				err = fmt.Errorf("no progress for %s", chunkProgress)
 			}
-			return fmt.Errorf("chunk %d: %w", i, err)
-		}
-		if store.Sum(chunk) != p.chunks[i] {
-			return fmt.Errorf("chunk %d does not match its hash", i)
+			return fmt.Errorf("chunk %d: %w", rd.Offset()/store.ChunkSize, err)
 		}
 		if _, err := w.Write(chunk); err != nil {
 			return &writeError{err}
@@ -211,7 +228,6 @@ func (p *providerFetch) from(ctx context.Context, addr string, w io.Writer) erro
 		p.whole.Write(chunk)
 		p.off += int64(len(chunk))
 	}
-	return nil
 }
 
 // learnChunks fetches and checks the provider's chunk list.
@@ -222,17 +238,11 @@ func (p *providerFetch) learnChunks(ctx context.Context, c *HTTPClient) error {
 	if err != nil {
 		return err
 	}
-	bad := errors.New("invalid chunk list")
-	if l.ID != p.id.String() || l.Size < 0 || l.ChunkSize != store.ChunkSize || len(l.Chunks) != store.ChunkCount(l.Size) {
-		return bad
+	list, err := verified.FromFields(p.id, l.ID, l.Size, l.ChunkSize, l.Chunks)
+	if err != nil {
+		return fmt.Errorf("invalid chunk list: %w", err)
 	}
-	ids := make([]store.ID, len(l.Chunks))
-	for i, s := range l.Chunks {
-		if ids[i], err = store.ParseID(s); err != nil {
-			return bad
-		}
-	}
-	p.chunks, p.size = ids, l.Size
+	p.list = &list
 	return nil
 }
 
@@ -242,7 +252,8 @@ func (p *providerFetch) open(ctx context.Context, c *HTTPClient) (io.ReadCloser,
 	req := &client.Request{Path: "/o/" + p.id.String(), Op: "get", Header: http.Header{}}
 	want, wantRange := http.StatusOK, ""
 	if p.off > 0 {
-		want, wantRange = http.StatusPartialContent, fmt.Sprintf("bytes %d-%d/%d", p.off, p.size-1, p.size)
+		size := p.list.Size
+		want, wantRange = http.StatusPartialContent, fmt.Sprintf("bytes %d-%d/%d", p.off, size-1, size)
 		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", p.off))
 	}
 	resp, err := c.c.Do(ctx, req)
