@@ -12,10 +12,7 @@ import (
 
 // gatewayConfig is the [gateway] table the shared rows need: the suspended
 // tenant and no anonymous rate limit.
-const gatewayConfig = `[gateway]
-anon_rps = 1000000.0
-anon_burst = 0
-
+const gatewayConfig = gwTestConfig + `
 [[gateway.tenants]]
 id = "` + gatewaytest.SuspendedTenant + `"
 rps = 0.0
@@ -73,9 +70,7 @@ func shareRootKey(t *testing.T, from *node, to string) {
 // built role in one process.
 func TestGatewayOneProcess(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	n := startNode(t, nodeOpts{dataDir: dir, args: []string{"--config", writeConfig(t, dir, gatewayConfig)}})
-	gatewaytest.Run(t, n.gatewayTarget("one-process"))
+	gatewaytest.Run(t, startOneProcess(t, gatewayConfig).gw.gatewayTarget("one-process"))
 }
 
 // TestGatewayThreeProcesses runs the same table against a gateway, a storage
@@ -83,13 +78,5 @@ func TestGatewayOneProcess(t *testing.T) {
 // to the index, the gateway forwards to both.
 func TestGatewayThreeProcesses(t *testing.T) {
 	t.Parallel()
-	ix := startNode(t, nodeOpts{args: []string{"--roles", "index"}})
-	stDir := t.TempDir()
-	shareRootKey(t, ix, stDir)
-	st := startNode(t, nodeOpts{dataDir: stDir, args: []string{"--roles", "storage", "--storage.index-urls", ix.indexURL()}})
-	gwDir := t.TempDir()
-	shareRootKey(t, ix, gwDir)
-	gw := startNode(t, nodeOpts{dataDir: gwDir, args: []string{"--roles", "gateway", "--config", writeConfig(t, gwDir, gatewayConfig),
-		"--gateway.storage-url", "http://" + st.storage, "--gateway.index-url", ix.indexURL()}})
-	gatewaytest.Run(t, gw.gatewayTarget("three-processes"))
+	gatewaytest.Run(t, startThreeProcesses(t, gatewayConfig).gw.gatewayTarget("three-processes"))
 }
