@@ -1,0 +1,16 @@
+// Package pmtiles reads PMTiles v3 archives (spec/edge.md §5, the upstream
+// specification in shared/testdata/pmtiles/SPEC-v3.md) for the edge role.
+//
+// The package is a pure reader over an io.ReaderAt: it parses and checks the
+// 127-byte header, decodes directories (with every corruption rule of §5),
+// maps (z, x, y) to Hilbert tile ids and back, and finds where a tile's bytes
+// lie in the file so the role can serve them with positioned reads. Open runs
+// the basic mount checks of §4.2; Reader.VerifyFull runs the full ones. Leaf
+// directories are decoded on demand and kept in a DirCache that several
+// readers share under one byte budget. PackID computes the pack identity of
+// §4.4 used in validators and as the cache key.
+//
+// The package starts no goroutines and holds no global state. A Reader is
+// immutable after Open and safe for concurrent use; it does not own the
+// io.ReaderAt (the caller closes the file once its reads are done).
+package pmtiles
