@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,7 +24,20 @@ const HeaderCorrID = "X-Corr-ID"
 // JSONBodyCap is the body cap for every non-streaming request.
 const JSONBodyCap = 1 << 20
 
-var corrIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+// ValidCorrID reports whether id matches ^[A-Za-z0-9._-]{1,64}$ (a byte
+// loop: this runs on every request, twice for in-process forwards).
+func ValidCorrID(id string) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // opsPaths bypass admission (in-flight, rate and connection caps).
 var opsPaths = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true, "/version": true}
@@ -51,7 +65,7 @@ func (s *Server) chain() []echo.MiddlewareFunc {
 func corrIDMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id := c.Request().Header.Get(HeaderCorrID)
-		if !corrIDPattern.MatchString(id) {
+		if !ValidCorrID(id) {
 			id = ulid.Make().String()
 		}
 		c.Response().Header().Set(HeaderCorrID, id)
@@ -82,8 +96,16 @@ func RouteOf(c echo.Context) string {
 	if p == "" || p == "/*" {
 		return "unmatched"
 	}
-	return paramPattern.ReplaceAllString(p, "{$1}")
+	if r, ok := routeNames.Load(p); ok {
+		return r.(string)
+	}
+	r := paramPattern.ReplaceAllString(p, "{$1}")
+	routeNames.Store(p, r) // route patterns are a fixed, small set
+	return r
 }
+
+// routeNames caches RouteOf by echo route pattern.
+var routeNames sync.Map
 
 var paramPattern = regexp.MustCompile(`:([A-Za-z0-9_]+)`)
 

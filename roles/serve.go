@@ -3,6 +3,7 @@ package roles
 import (
 	"context"
 	"os"
+	"runtime/debug"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -39,6 +40,7 @@ func (a *app) serve(ctx context.Context, cfg *Config) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	tuneGC()
 	node, err := NewNode(cfg, a.load, os.Stderr, Version)
 	if err != nil {
 		return cli.Exit(cli.ExitFailure, err)
@@ -62,4 +64,17 @@ func (a *app) serve(ctx context.Context, cfg *Config) error {
 		return cli.Exit(cli.ExitFailure, err)
 	}
 	return nil
+}
+
+// serveGCPercent is the GC target of `ron serve` when GOGC is unset: a
+// forwarded request allocates little but often, and at Go's default of 100
+// a small heap is collected every few hundred requests (the gateway's
+// forwarding benchmark gains about a tenth at 200). GOGC, when set, wins.
+const serveGCPercent = 200
+
+// tuneGC applies serveGCPercent unless the operator set GOGC.
+func tuneGC() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(serveGCPercent)
+	}
 }

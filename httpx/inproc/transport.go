@@ -1,7 +1,9 @@
 // Package inproc is an http.RoundTripper that serves requests through an
 // http.Handler of this process, so that a co-located role is called exactly
 // as over HTTP (same handler chain, status, headers and error envelopes)
-// without a socket.
+// without a socket. Transport.Serve is the synchronous variant: the handler
+// runs in the caller's goroutine and its answer goes straight to a Sink,
+// without the goroutine, pipe and copy of RoundTrip.
 //
 // The handler sees a server-side request: RequestURI set, URL holding only
 // the path and query, Host from the request (else its URL), Proto HTTP/1.1,
@@ -58,8 +60,9 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	pr, pw := io.Pipe()
 	ready := make(chan head, 1)
-	w := newWriter(sreq.Context(), r.Method, pw, ready)
-	go t.serve(sreq, w, cancel, r)
+	o := &pipeOut{pw: pw, ready: ready}
+	w := newWriter(sreq.Context(), r.Method, o)
+	go t.serve(sreq, w, o, cancel, r)
 	select {
 	case h := <-ready:
 		if h.err != nil {
@@ -75,17 +78,22 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // serve runs the handler and finishes the response; it never lets a panic
 // escape.
-func (t *Transport) serve(req *http.Request, w *writer, cancel context.CancelFunc, orig *http.Request) {
+func (t *Transport) serve(req *http.Request, w *writer, o *pipeOut, cancel context.CancelFunc, orig *http.Request) {
 	defer cancel()
 	defer closeBody(orig)
+	o.end(run(t.h, w, req))
+}
+
+// run serves req with h through w and returns how the response ended (see
+// writer.finish and writer.panicked); it never lets a panic escape.
+func run(h http.Handler, w *writer, req *http.Request) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			w.abort(p)
-			return
+			err = w.panicked(p)
 		}
-		w.finish()
 	}()
-	t.h.ServeHTTP(w, req)
+	h.ServeHTTP(w, req)
+	return w.finish()
 }
 
 func closeBody(r *http.Request) {
@@ -99,18 +107,30 @@ func serverRequest(r *http.Request) (*http.Request, context.CancelFunc, error) {
 	if r.URL == nil {
 		return nil, nil, fmt.Errorf("inproc: request without URL")
 	}
-	uri := r.URL.RequestURI()
-	u, err := url.ParseRequestURI(uri)
-	if err != nil {
-		return nil, nil, fmt.Errorf("inproc: request URI: %w", err)
-	}
 	ctx, cancel := context.WithCancel(r.Context())
 	req := r.Clone(ctx)
-	req.URL, req.RequestURI, req.RemoteAddr = u, uri, RemoteAddr
-	req.Host = r.Host
-	if req.Host == "" {
-		req.Host = r.URL.Host
+	if err := toServer(req, r.Body, ctx); err != nil {
+		cancel()
+		return nil, nil, err
 	}
+	return req, cancel, nil
+}
+
+// toServer turns req, in place, into the request a server would hand the
+// handler; body is the caller's body, read under ctx.
+func toServer(req *http.Request, body io.Reader, ctx context.Context) error {
+	if req.URL == nil {
+		return fmt.Errorf("inproc: request without URL")
+	}
+	u, uri, err := originForm(req.URL)
+	if err != nil {
+		return err
+	}
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	req.URL, req.RequestURI, req.RemoteAddr, req.Host = u, uri, RemoteAddr, host
 	req.Proto, req.ProtoMajor, req.ProtoMinor = "HTTP/1.1", 1, 1
 	req.Close, req.GetBody, req.TLS, req.Response = false, nil, nil, nil
 	if req.Method == "" {
@@ -123,28 +143,49 @@ func serverRequest(r *http.Request) (*http.Request, context.CancelFunc, error) {
 	if _, ok := req.Header["User-Agent"]; !ok {
 		req.Header.Set("User-Agent", "Go-http-client/1.1")
 	}
-	setBody(req, r, ctx)
-	return req, cancel, nil
+	setBody(req, body, req.ContentLength, ctx)
+	return nil
 }
 
-// setBody gives req the framing a server reports for r's body: no body →
-// http.NoBody and length 0; unknown length → -1 and chunked; otherwise the
-// declared length, also as a Content-Length header.
-func setBody(req, r *http.Request, ctx context.Context) {
+// originForm returns the URL and request URI a server would see for the
+// client URL cu. A URL of a path and query only is kept as it is, one that
+// also has a scheme and host is copied without them; any other is parsed
+// again from its request URI.
+func originForm(cu *url.URL) (*url.URL, string, error) {
+	uri := cu.RequestURI()
+	if cu.Opaque == "" && cu.User == nil && cu.Fragment == "" && cu.RawFragment == "" &&
+		!cu.ForceQuery && !cu.OmitHost && strings.HasPrefix(cu.Path, "/") {
+		if cu.Scheme == "" && cu.Host == "" {
+			return cu, uri, nil
+		}
+		u := *cu
+		u.Scheme, u.Host = "", ""
+		return &u, uri, nil
+	}
+	u, err := url.ParseRequestURI(uri)
+	if err != nil {
+		return nil, "", fmt.Errorf("inproc: request URI: %w", err)
+	}
+	return u, uri, nil
+}
+
+// setBody gives req the framing a server reports for a caller's body of
+// length n: no body → http.NoBody and length 0; unknown length → -1 and
+// chunked; otherwise the declared length, also as a Content-Length header.
+func setBody(req *http.Request, body io.Reader, n int64, ctx context.Context) {
 	req.TransferEncoding = nil
 	req.Header.Del("Transfer-Encoding")
-	if r.Body == nil || r.Body == http.NoBody {
+	if body == nil || body == http.NoBody {
 		req.Body, req.ContentLength = http.NoBody, 0
 		if sendsZeroLength(req.Method) {
 			req.Header.Set("Content-Length", "0")
 		}
 		return
 	}
-	n := r.ContentLength
 	if n <= 0 {
 		n = -1
 	}
-	req.Body, req.ContentLength = &requestBody{r: r.Body, ctx: ctx}, n
+	req.Body, req.ContentLength = &requestBody{r: body, ctx: ctx}, n
 	if n < 0 {
 		req.TransferEncoding = []string{"chunked"}
 		req.Header.Del("Content-Length")

@@ -26,31 +26,66 @@ type head struct {
 	err    error
 }
 
+// out is where a writer delivers the response: RoundTrip's pipe or a Sink.
+type out interface {
+	// head receives the committed status and the handler's header map.
+	head(status int, h http.Header)
+	// body receives the bytes of a response that may carry them.
+	body(p []byte) (int, error)
+}
+
+// pipeOut is RoundTrip's out: the head through the ready channel (a copy
+// of the header), the body through the pipe.
+type pipeOut struct {
+	pw    *io.PipeWriter
+	ready chan<- head // receives exactly one value
+	sent  bool
+}
+
+func (o *pipeOut) head(status int, h http.Header) {
+	o.sent = true
+	o.ready <- head{status: status, header: h.Clone()}
+}
+
+func (o *pipeOut) body(p []byte) (int, error) { return o.pw.Write(p) }
+
+// end closes the pipe with how the response ended (nil: complete); an
+// error before the head is RoundTrip's error.
+func (o *pipeOut) end(err error) {
+	if !o.sent {
+		o.sent = true
+		o.ready <- head{err: err}
+	}
+	if err != nil {
+		o.pw.CloseWithError(err)
+		return
+	}
+	_ = o.pw.Close()
+}
+
 // writer is the handler's http.ResponseWriter. Only the handler's goroutine
-// touches it (as with net/http); the committed head is handed over through
-// the ready channel, which receives exactly one value.
+// touches it (as with net/http).
 type writer struct {
 	ctx       context.Context // the handler's request context
 	method    string
 	header    http.Header
-	pw        *io.PipeWriter
-	ready     chan<- head
+	out       out
 	committed bool
 	status    int
 	declared  int64 // Content-Length at commit, -1 when none
 	written   int64
 }
 
-func newWriter(ctx context.Context, method string, pw *io.PipeWriter, ready chan<- head) *writer {
-	return &writer{ctx: ctx, method: method, header: http.Header{}, pw: pw, ready: ready, declared: -1}
+func newWriter(ctx context.Context, method string, o out) *writer {
+	return &writer{ctx: ctx, method: method, header: http.Header{}, out: o, declared: -1}
 }
 
 // Header returns the header map the handler fills before committing.
 func (w *writer) Header() http.Header { return w.header }
 
-// WriteHeader commits code and a copy of the header. As with net/http an
-// invalid code panics, a second call is ignored, and 1xx informational codes
-// other than 101 do not commit (they are dropped here).
+// WriteHeader commits code and the header. As with net/http an invalid code
+// panics, a second call is ignored, and 1xx informational codes other than
+// 101 do not commit (they are dropped here).
 func (w *writer) WriteHeader(code int) {
 	if code < 100 || code > 999 {
 		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
@@ -63,11 +98,10 @@ func (w *writer) WriteHeader(code int) {
 
 func (w *writer) commit(code int) {
 	w.committed, w.status = true, code
-	h := w.header.Clone()
-	if n, ok := singleLength(h.Values("Content-Length")); ok {
+	if n, ok := singleLength(w.header.Values("Content-Length")); ok {
 		w.declared = n
 	}
-	w.ready <- head{status: code, header: h}
+	w.out.head(code, w.header)
 }
 
 // Write commits 200 when needed (sniffing Content-Type from p if none is
@@ -94,7 +128,7 @@ func (w *writer) Write(p []byte) (int, error) {
 	if w.method == http.MethodHead || len(p) == 0 {
 		return len(p), nil
 	}
-	return w.pw.Write(p)
+	return w.out.body(p)
 }
 
 // sniff sets Content-Type from the first bytes as net/http does when the
@@ -121,11 +155,13 @@ func (w *writer) SetReadDeadline(time.Time) error { return errNoDeadlines }
 // SetWriteDeadline is not supported: there is no connection.
 func (w *writer) SetWriteDeadline(time.Time) error { return errNoDeadlines }
 
-// finish ends a response whose handler returned normally: an uncommitted one
-// becomes 200 (with Content-Length: 0 when it could carry a body, as
-// net/http does), a body short of its declared length reads as aborted, and
-// one whose request context ended reads as that context's error.
-func (w *writer) finish() {
+// finish ends a response whose handler returned normally and reports how it
+// ended: an uncommitted one becomes 200 (with Content-Length: 0 when it
+// could carry a body, as net/http does); a body short of its declared
+// length ended in ErrAborted; one whose request context ended ended in that
+// context's error (the caller left: a cut body must never end cleanly);
+// otherwise nil.
+func (w *writer) finish() error {
 	if !w.committed {
 		if w.method != http.MethodHead && w.header.Get("Content-Length") == "" && w.header.Get("Transfer-Encoding") == "" {
 			w.header.Set("Content-Length", "0")
@@ -133,31 +169,26 @@ func (w *writer) finish() {
 		w.commit(http.StatusOK)
 	}
 	if err := w.ctx.Err(); err != nil {
-		w.pw.CloseWithError(err) // the caller left: never let a cut body end in EOF
-		return
+		return err
 	}
-	short := w.declared >= 0 && w.written < w.declared && w.method != http.MethodHead && bodyAllowed(w.status)
-	if short {
-		w.pw.CloseWithError(ErrAborted)
-		return
+	if w.declared >= 0 && w.written < w.declared && w.method != http.MethodHead && bodyAllowed(w.status) {
+		return ErrAborted
 	}
-	_ = w.pw.Close()
+	return nil
 }
 
-// abort ends a response whose handler panicked with value p: before the
-// headers the RoundTrip fails; after them the body read fails.
-func (w *writer) abort(p any) {
+// panicked reports how a response whose handler panicked with value p
+// ended: ErrAborted after the headers, else an error wrapping p (nothing is
+// committed then).
+func (w *writer) panicked(p any) error {
 	if w.committed {
-		w.pw.CloseWithError(ErrAborted)
-		return
+		return ErrAborted
 	}
 	w.committed = true
-	err := fmt.Errorf("inproc: handler panicked before the response headers: %v", p)
 	if pe, ok := p.(error); ok {
-		err = fmt.Errorf("inproc: handler panicked before the response headers: %w", pe)
+		return fmt.Errorf("inproc: handler panicked before the response headers: %w", pe)
 	}
-	w.pw.CloseWithError(err)
-	w.ready <- head{err: err}
+	return fmt.Errorf("inproc: handler panicked before the response headers: %v", p)
 }
 
 // bodyAllowed reports whether a response with status may carry a body.

@@ -97,7 +97,7 @@ func (r *Role) build(cfg Config) error {
 	r.shed = admission.NewShedder(cfg.QueueCap, cfg.ShedWritesAt, cfg.ShedClearAfter, r.opt.Metrics)
 	r.sched = drr.New(r.schedOptions(cfg))
 	r.streams = admission.NewStreamGate(cfg.MaxStreams)
-	r.fetch = provider.New(provider.Options{HTTP: &http.Client{Transport: providerTransport()},
+	r.fetch = provider.New(provider.Options{HTTP: &http.Client{Transport: r.ups.providers},
 		MaxProviders: cfg.MaxProviders, Timeout: cfg.ForwardTimeout, Breaker: cfg.providerBreaker(),
 		Metrics: r.opt.Metrics, Log: r.log})
 	so := cfg.siteOptions()

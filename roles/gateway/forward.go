@@ -2,14 +2,10 @@ package gateway
 
 import (
 	"context"
-	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -20,14 +16,6 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// copyChunk is the unit of relayed bodies: each one must progress within
-// forward_timeout (§3.8).
-const copyChunk = 64 << 10
-
-// copyBuffers recycles relay buffers: a 64 KiB buffer per request was most
-// of the gateway's allocation (BenchmarkObjectGet64K).
-var copyBuffers = sync.Pool{New: func() any { b := make([]byte, copyChunk); return &b }}
-
 // errNoUpstream answers a route whose upstream is neither co-located nor
 // configured.
 func errNoUpstream(role string) error {
@@ -35,11 +23,11 @@ func errNoUpstream(role string) error {
 		WithDetails(map[string]any{"reason": "no_upstream", "upstream": role})
 }
 
-// send forwards the admitted request req (answered through w) to link at
-// path (already escaped).
-func (r *Role) send(w http.ResponseWriter, req *http.Request, cl *call, link *upstream.Link, path string, stream bool) (*http.Response, error) {
+// upstreamCall is the upstream.Call of the admitted request req (answered
+// through w) to link at path (already escaped).
+func upstreamCall(w http.ResponseWriter, req *http.Request, cl *call, link *upstream.Link, path string, stream bool) upstream.Call {
 	hdr := hygiene.ToUpstream(req.Header)
-	hdr.Set(httpx.HeaderCorrID, w.Header().Get(httpx.HeaderCorrID))
+	hdr[corrIDKey] = []string{w.Header().Get(corrIDKey)}
 	uc := upstream.Call{Method: req.Method, Path: path, RawQuery: req.URL.RawQuery, Header: hdr,
 		ContentLength: req.ContentLength, Tenant: string(cl.tenant), ClientIP: cl.clientIP,
 		Proto: schemeOf(req), Host: req.Host, Deadline: cl.deadline, Stream: stream}
@@ -51,97 +39,92 @@ func (r *Role) send(w http.ResponseWriter, req *http.Request, cl *call, link *up
 	if link.Name() == "edge" {
 		uc.Prefix = "/edge"
 	}
-	return link.Do(req.Context(), uc)
+	return uc
 }
 
-// forward sends the request and relays the answer unchanged (after §6).
+// send forwards the admitted request and returns the upstream's response
+// (for callers that read the body themselves).
+func (r *Role) send(w http.ResponseWriter, req *http.Request, cl *call, link *upstream.Link, path string) (*http.Response, error) {
+	return link.Do(req.Context(), upstreamCall(w, req, cl, link, path, false))
+}
+
+// passing says how pass treats the final upstream answer.
+type passing struct {
+	set    http.Header           // replaces generated response headers (the /n ones)
+	keep   func(status int) bool // nil: keep every answer
+	onHead func()                // runs once the answer is accepted, before its status is written
+	stream bool                  // an event stream: flushed, no progress limit
+}
+
+// pass forwards the admitted request and answers it through w: the final
+// upstream answer is declined when its request body failed admission or
+// p.keep refuses its status; otherwise its headers pass hygiene (§6),
+// p.set replaces generated ones, and status and body follow unchanged.
+// Results as upstream.Link.Serve.
+func (r *Role) pass(w http.ResponseWriter, req *http.Request, cl *call, link *upstream.Link, path string, p passing) (bool, int, error) {
+	uc := upstreamCall(w, req, cl, link, path, p.stream)
+	return link.Serve(req.Context(), uc, w, func(status int, h http.Header) bool {
+		if cl.bodyError() != nil || p.keep != nil && !p.keep(status) {
+			return false
+		}
+		mergeHeaders(w.Header(), hygiene.FromUpstream(h, req.Method, status))
+		for k, v := range p.set {
+			w.Header()[k] = v
+		}
+		if p.onHead != nil {
+			p.onHead()
+		}
+		return true
+	})
+}
+
+// forward sends the request and passes the answer through unchanged (after
+// §6). A request body that failed admission answers with its own error.
 func (r *Role) forward(c echo.Context, cl *call, link *upstream.Link, path string) error {
 	if link == nil {
 		return errNoUpstream(upstreamOfPath(path))
 	}
-	resp, err := r.send(c.Response(), c.Request(), cl, link, path, false)
-	if berr := cl.bodyError(); berr != nil {
-		if resp != nil {
-			resp.Body.Close()
+	served, _, err := r.pass(c.Response(), c.Request(), cl, link, path, passing{})
+	return r.passed(c.Response(), c.Request(), cl, served, err)
+}
+
+// passed turns pass's results into the handler's: a body admission error
+// when nothing was served, else the error; a body that failed after the
+// status was sent aborts the response (connection closed short), never a
+// clean end.
+func (r *Role) passed(w http.ResponseWriter, req *http.Request, cl *call, served bool, err error) error {
+	if !served {
+		if berr := cl.bodyError(); berr != nil {
+			return r.reject(cl.tenant, berr)
 		}
-		return r.reject(cl.tenant, berr)
-	}
-	if err != nil {
 		return err
 	}
-	return r.relay(c.Response(), c.Request(), resp, nil, false)
+	if err == nil || req.Context().Err() != nil {
+		return nil // complete, or the client left
+	}
+	r.log.Info().Err(err).Str("corr_id", w.Header().Get(corrIDKey)).Msg("upstream body failed after the status was sent; aborting the response")
+	panic(http.ErrAbortHandler)
 }
 
-// relay writes resp to the client: hygiene-filtered headers with set
-// applied over them, the status, and the body in 64 KiB chunks under a
-// per-chunk write deadline. A body that fails after the status was sent
-// aborts the response (connection closed short), never a clean end.
-func (r *Role) relay(w http.ResponseWriter, req *http.Request, resp *http.Response, set http.Header, stream bool) error {
-	defer resp.Body.Close()
-	mergeHeaders(w.Header(), hygiene.FromUpstream(resp.Header, req.Method, resp.StatusCode))
-	for k, v := range set {
-		w.Header()[k] = v
-	}
-	w.WriteHeader(resp.StatusCode)
-	if req.Method == http.MethodHead || !bodyAllowed(resp.StatusCode) {
-		return nil
-	}
-	if err := r.copyBody(w, resp.Body, stream); err != nil {
-		if req.Context().Err() != nil {
-			return nil // the client left
-		}
-		r.log.Info().Err(err).Str("corr_id", w.Header().Get(httpx.HeaderCorrID)).Msg("upstream body failed after the status was sent; aborting the response")
-		panic(http.ErrAbortHandler)
-	}
-	return nil
-}
+// corrIDKey is httpx.HeaderCorrID in canonical form: the key it has in a
+// header map (Get and Set with the constant itself allocate its canonical
+// form each time).
+var corrIDKey = http.CanonicalHeaderKey(httpx.HeaderCorrID)
 
-// copyBody copies src to w in chunks, extending the write deadline before
-// each one; a stream is flushed after every chunk.
-func (r *Role) copyBody(w http.ResponseWriter, src io.Reader, stream bool) error {
-	rc := http.NewResponseController(w)
-	d := r.policy.Load().cfg.ForwardTimeout
-	bp := copyBuffers.Get().(*[]byte)
-	defer copyBuffers.Put(bp)
-	buf := *bp
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			_ = rc.SetWriteDeadline(time.Now().Add(d))
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				return werr
-			}
-			if stream {
-				_ = rc.Flush()
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-// mergeHeaders copies src into dst; Vary values are added to those already
-// set (CORS adds Vary: Origin), every other field replaces.
+// mergeHeaders copies src (canonical keys, as hygiene makes them) into dst;
+// Vary values are added to those already set (CORS adds Vary: Origin), the
+// correlation id stays ours, every other field replaces.
 func mergeHeaders(dst, src http.Header) {
 	for k, v := range src {
 		if k == "Vary" {
 			dst[k] = append(dst[k], v...)
 			continue
 		}
-		if k == httpx.HeaderCorrID {
+		if k == corrIDKey {
 			continue // ours, already set
 		}
 		dst[k] = v
 	}
-}
-
-// bodyAllowed reports whether a status may carry a body.
-func bodyAllowed(status int) bool {
-	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
 }
 
 // schemeOf is the scheme the client used to reach the gateway.
@@ -287,13 +270,12 @@ func (r *Role) serveRegistryStream(c echo.Context, cl *call) error {
 	stop := context.AfterFunc(r.drainCtx, cancel)
 	defer stop()
 	c.SetRequest(c.Request().WithContext(ctx))
-	resp, err := r.send(c.Response(), c.Request(), cl, r.ups.registry, "/registry/stream", true)
-	if err != nil {
-		return err
-	}
-	cl.release()
-	r.met.streams.Inc()
-	return r.relay(c.Response(), c.Request(), resp, nil, true)
+	served, _, err := r.pass(c.Response(), c.Request(), cl, r.ups.registry, "/registry/stream", passing{stream: true,
+		onHead: func() {
+			cl.release()
+			r.met.streams.Inc()
+		}})
+	return r.passed(c.Response(), c.Request(), cl, served, err)
 }
 
 // serveEdge passes GET|HEAD /edge/{rest} to the edge as /{rest}.

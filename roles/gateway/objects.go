@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
@@ -44,20 +45,23 @@ func (r *Role) serveID(w http.ResponseWriter, req *http.Request, cl *call, id st
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
+	var storageErr error // storage's failure, answered when no provider can help
 	if r.ups.storage != nil {
-		resp, err := r.send(w, req, cl, r.ups.storage, "/o/"+id.String(), false)
-		if !r.tryProviders(resp, err) {
-			if err != nil {
-				return err
-			}
-			return r.relay(w, req, resp, set, false)
+		var keep func(int) bool // storage's answer, unless the providers may have the object
+		if r.ups.indexClient != nil {
+			keep = notProviderStatus
 		}
-		if resp != nil {
-			resp.Body.Close()
+		served, status, err := r.pass(w, req, cl, r.ups.storage, objectPath(id), passing{set: set, keep: keep})
+		if served || !r.tryProviders(status, err) {
+			return r.passed(w, req, cl, served, err)
 		}
+		storageErr = storageFailure(status, err)
 	}
 	urls, err := r.providers(req.Context(), cl, id)
 	if err != nil {
+		if storageErr != nil && httpx.AsError(err).Status == http.StatusNotFound {
+			return storageErr // storage failed and nobody else has it: not a 404
+		}
 		return err
 	}
 	// No overall deadline on the body: the fetcher bounds the time to each
@@ -65,16 +69,42 @@ func (r *Role) serveID(w http.ResponseWriter, req *http.Request, cl *call, id st
 	return r.fetch.Serve(req.Context(), w, req, id, urls, set)
 }
 
-// tryProviders reports whether a storage answer (resp or err) sends the read
-// on to the index's providers: a 404 or a failure, when there is an index.
-func (r *Role) tryProviders(resp *http.Response, err error) bool {
+// tryProviders reports whether a storage answer that was not served (a
+// declined status, or err) sends the read on to the index's providers: a
+// 404 or a failure, when there is an index.
+func (r *Role) tryProviders(status int, err error) bool {
 	if r.ups.indexClient == nil {
 		return false
 	}
 	if err != nil {
 		return httpx.AsError(err).Status >= 500
 	}
-	switch resp.StatusCode {
+	return providerStatus(status)
+}
+
+// storageFailure is the answer for a storage read that failed (err, or a
+// declined 5xx status) when no provider has the object; nil after a 404.
+func storageFailure(status int, err error) error {
+	switch {
+	case err != nil:
+		return err
+	case status >= 500:
+		e := httpx.NewError(http.StatusBadGateway, httpx.CodeUpstreamUnavailable, "storage answered %d and no provider has the object", status)
+		if status == http.StatusServiceUnavailable {
+			e = httpx.NewError(status, httpx.CodeUpstreamUnavailable, "storage is unavailable and no provider has the object").WithRetryAfter(1)
+		}
+		return e
+	}
+	return nil
+}
+
+// notProviderStatus keeps a storage answer that providers cannot improve on.
+func notProviderStatus(status int) bool { return !providerStatus(status) }
+
+// providerStatus reports whether a storage status lets providers try: 404
+// and the failures 500, 502, 503, 504.
+func providerStatus(status int) bool {
+	switch status {
 	case http.StatusNotFound, http.StatusInternalServerError, http.StatusBadGateway,
 		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return true
@@ -110,6 +140,19 @@ func providerURLs(l index.ProviderList) []string {
 	return out
 }
 
+// objectPath is storage's path of id, "/o/b3:<hex>", built in one
+// allocation (it is on every object read).
+func objectPath(id store.ID) string {
+	const prefix = "/o/b3:"
+	var b strings.Builder
+	b.Grow(len(prefix) + 2*len(id))
+	b.WriteString(prefix)
+	var hx [2 * len(store.ID{})]byte
+	hex.Encode(hx[:], id[:])
+	b.Write(hx[:])
+	return b.String()
+}
+
 // etagOf is the strong ETag of an object id.
 func etagOf(id store.ID) string { return `"` + id.String() + `"` }
 
@@ -117,6 +160,9 @@ func etagOf(id store.ID) string { return `"` + id.String() + `"` }
 // listed tag equal to "b3:<hex>" or W/"b3:<hex>" matches; "*" does not (it
 // is forwarded).
 func etagMatches(inm string, id store.ID) bool {
+	if inm == "" {
+		return false
+	}
 	want := etagOf(id)
 	for _, t := range strings.Split(inm, ",") {
 		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
@@ -206,7 +252,7 @@ func (r *Role) readStorage(ctx context.Context, cl *call, id store.ID, max int64
 		return nil, err
 	}
 	rec := newHeaderRecorder()
-	resp, err := r.send(rec, req, cl, r.ups.storage, "/o/"+id.String(), false)
+	resp, err := r.send(rec, req, cl, r.ups.storage, "/o/"+id.String())
 	if err != nil {
 		return nil, err
 	}

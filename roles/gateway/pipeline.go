@@ -66,7 +66,8 @@ var errDegraded = httpx.NewError(http.StatusServiceUnavailable, httpx.CodeDegrad
 	WithRetryAfter(2).WithDetails(map[string]any{"limit": "shed_writes"})
 
 // errDraining answers requests once shutdown began.
-var errDraining = httpx.NewError(http.StatusServiceUnavailable, httpx.CodeDraining, "the gateway is shutting down").WithRetryAfter(1)
+var errDraining = httpx.NewError(http.StatusServiceUnavailable, httpx.CodeDraining, "the gateway is shutting down").
+	WithRetryAfter(1).WithDetails(map[string]any{"limit": "draining"})
 
 // errStreams answers an event stream over max_streams.
 var errStreams = httpx.NewError(http.StatusTooManyRequests, httpx.CodeBusy, "too many event streams").
@@ -122,9 +123,7 @@ func (r *Role) admitTenant(c echo.Context, rt route, p *policy, cl *call) error 
 		}
 		defer r.streams.Release()
 	}
-	ctx, cancel := context.WithDeadline(c.Request().Context(), cl.deadline)
-	defer cancel()
-	release, err := r.sched.Acquire(ctx, string(cl.tenant), st.Params().Weight, costOf(c.Request(), rt))
+	release, err := r.sched.AcquireBy(c.Request().Context(), cl.deadline, string(cl.tenant), st.Params().Weight, costOf(c.Request(), rt))
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return nil // the client is gone: nobody to answer

@@ -53,13 +53,14 @@ type upstreams struct {
 	indexClient    index.Client
 	registryClient api.Client
 	storageURL     func() string
-	transport      *http.Transport // HTTP links and providers share it
+	transport      *http.Transport // the HTTP links
+	providers      *http.Transport // provider reads (untrusted URLs)
 }
 
 // newUpstreams builds the links of cfg: in-process for co-located roles,
 // HTTP for the configured URLs.
 func (r *Role) newUpstreams(cfg Config) (*upstreams, error) {
-	u := &upstreams{transport: newTransport(), storageURL: func() string { return cfg.StorageURL }}
+	u := &upstreams{transport: newTransport(), providers: providerTransport(), storageURL: func() string { return cfg.StorageURL }}
 	loc := r.opt.Local
 	token := r.linkToken(cfg)
 	principal := upstream.LinkPrincipal(!cfg.PublicReads)
@@ -196,8 +197,11 @@ func (u *upstreams) describe() []string {
 	return out
 }
 
-// close releases idle upstream connections.
-func (u *upstreams) close() { u.transport.CloseIdleConnections() }
+// close releases idle upstream and provider connections.
+func (u *upstreams) close() {
+	u.transport.CloseIdleConnections()
+	u.providers.CloseIdleConnections()
+}
 
 // lazyHandler serves through a co-located role's handler, looked up per
 // request; before the role has started it answers 503 not_ready.

@@ -3,7 +3,8 @@ package drr
 import (
 	"context"
 	"errors"
-	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Acquire waits for a scheduler slot for one request of tenant with the
@@ -18,14 +19,35 @@ import (
 // (client gone) the request is removed silently, counted in
 // ron_tasks_canceled_total{kind="sched"}, and ctx.Err() is returned.
 // ErrDropped and ErrQueueWait are reported to Options.OnDrop.
+//
+// A request that finds a free slot while nobody waits (and Run is running)
+// gets it at once, without waiting for Run (see the package doc).
 func (s *Scheduler) Acquire(ctx context.Context, tenant string, weight, cost int) (release func(), err error) {
+	return s.AcquireBy(ctx, time.Time{}, tenant, weight, cost)
+}
+
+// AcquireBy is Acquire with deadline (zero: none) standing in for a ctx
+// deadline: a request still waiting at deadline gets ErrQueueWait, and so
+// does one arriving after it. It spares the caller a derived context, and
+// the fast path any context at all.
+func (s *Scheduler) AcquireBy(ctx context.Context, deadline time.Time, tenant string, weight, cost int) (release func(), err error) {
+	if !deadline.IsZero() && !time.Now().Before(deadline) {
+		return nil, s.gaveUp(ctx)
+	}
+	if rel := s.fastAcquire(ctx, tenant, cost); rel != nil {
+		return rel, nil
+	}
 	w := &waiter{
 		tenant: tenant,
 		weight: clamp(weight, MinWeight, MaxWeight),
 		cost:   clamp(cost, 1, MaxCost),
 		ch:     make(chan error, 1),
 	}
-	wctx, cancel := context.WithTimeout(ctx, s.tunables().MaxWait)
+	limit := time.Now().Add(s.tunables().MaxWait)
+	if !deadline.IsZero() && deadline.Before(limit) {
+		limit = deadline
+	}
+	wctx, cancel := context.WithDeadline(ctx, limit)
 	defer cancel()
 	select {
 	case s.arrive <- w:
@@ -83,14 +105,36 @@ func (s *Scheduler) answer(err error) (func(), error) {
 	return s.releaser(), nil
 }
 
-// releaser returns an idempotent function giving one slot back. It does not
-// wait on anything but Run, which always drains the release channel, and
-// does nothing once Run has stopped.
+// releaser returns an idempotent function giving one slot back. It never
+// blocks: the slot is freed at once, and Run is woken only when requests
+// wait for it.
 func (s *Scheduler) releaser() func() {
-	return sync.OnceFunc(func() {
-		select {
-		case s.release <- struct{}{}:
-		case <-s.done:
+	var once atomic.Bool
+	return func() {
+		if once.Swap(true) {
+			return
 		}
-	})
+		s.inflight.Add(-1)
+		// Run queues a request (waiting+1) before it looks for a free slot
+		// (take); this release frees its slot before it looks at waiting. So
+		// either Run sees the free slot or this sees the waiter and wakes Run.
+		if s.waiting.Load() > 0 {
+			s.wake()
+		}
+	}
+}
+
+// take claims a slot when fewer than Slots are held; it never over-commits,
+// whoever calls it (Run or the fast path).
+func (s *Scheduler) take() bool {
+	slots := int64(s.tunables().Slots)
+	for {
+		n := s.inflight.Load()
+		if n >= slots {
+			return false
+		}
+		if s.inflight.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
 }

@@ -3,9 +3,15 @@
 // served by deficit round robin, weighted by tenant. One scheduler goroutine
 // (Run) owns every queue; a waiting request blocks in its own handler goroutine
 // on a one-slot channel, so nothing is spawned per queued request.
+//
+// A request that finds a free slot and nobody waiting takes the slot at once,
+// without a round trip to Run (a compare-and-swap on the in-flight count, so
+// slots are never over-committed); a slot given back while nobody waits is
+// freed the same way, and Run is woken only when someone does.
 package drr
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,8 +50,9 @@ type Options struct {
 	// Label maps a tenant to the value of the tenant label of the per-tenant
 	// metrics (spec/gateway.md §10 rule); nil means the tenant id itself, and
 	// "" means "other". Values past the first MaxLabels distinct ones count
-	// as "other". It runs on the scheduler goroutine once per
-	// arrival: it must be fast and never block.
+	// as "other". It runs on the scheduler goroutine once per arrival that
+	// goes through Run (the fast path reuses the label Run last found for the
+	// tenant, for at most one epoch): it must be fast and never block.
 	Label func(tenant string) string
 	// OnDrop, when set, is called once for every waiting request the
 	// scheduler gave up on: dropped as the oldest of a full queue, or timed
@@ -122,17 +129,18 @@ func Cost(declaredBytes int64) int {
 type Scheduler struct {
 	opt     Options                  // as given to New; its live fields are only the initial values
 	tun     atomic.Pointer[tunables] // live options (SetOptions)
-	poke    chan struct{}            // capacity 1: SetOptions wakes Run
+	poke    chan struct{}            // capacity 1: SetOptions and releases wake Run
 	arrive  chan *waiter             // unbuffered: a handler hands its request to Run
 	leave   chan *waiter             // unbuffered: a waiting handler withdraws
-	release chan struct{}            // freed slots; Run always drains it
 	done    chan struct{}            // closed when Run has returned
 	running atomic.Bool
 
 	waiting  atomic.Int64 // requests queued (written by Run only)
-	inflight atomic.Int64 // slots held (written by Run only)
+	inflight atomic.Int64 // slots held: taken by compare-and-swap (take), freed by releases
 	m        schedMetrics
 	snap     atomic.Pointer[snapshot] // per-tenant metrics, published by Run
+	fast     sync.Map                 // tenant → *labelStats for the fast path (filled by Run)
+	fastLen  int                      // entries Run stored in fast since its last Clear (Run only)
 
 	state          // owned by the Run goroutine
 	stats          // owned by the Run goroutine
@@ -146,14 +154,13 @@ type Scheduler struct {
 func New(opt Options) *Scheduler {
 	opt = opt.withDefaults()
 	s := &Scheduler{
-		opt:     opt,
-		poke:    make(chan struct{}, 1),
-		arrive:  make(chan *waiter),
-		leave:   make(chan *waiter),
-		release: make(chan struct{}, opt.Slots),
-		done:    make(chan struct{}),
-		state:   state{tenants: map[string]*tenantQueue{}},
-		stats:   stats{labels: map[string]*labelStats{}},
+		opt:    opt,
+		poke:   make(chan struct{}, 1),
+		arrive: make(chan *waiter),
+		leave:  make(chan *waiter),
+		done:   make(chan struct{}),
+		state:  state{tenants: map[string]*tenantQueue{}},
+		stats:  stats{labels: map[string]*labelStats{}},
 	}
 	s.tun.Store(opt.tunables())
 	s.snap.Store(emptySnapshot())
@@ -172,6 +179,11 @@ func New(opt Options) *Scheduler {
 // before Run starts or after it stopped.
 func (s *Scheduler) SetOptions(opt Options) {
 	s.tun.Store(opt.tunables())
+	s.wake()
+}
+
+// wake makes Run look at the queues again; it never blocks.
+func (s *Scheduler) wake() {
 	select {
 	case s.poke <- struct{}{}:
 	default: // a wake-up is already pending

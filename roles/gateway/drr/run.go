@@ -45,12 +45,11 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			s.admit(w)
 		case w := <-s.leave:
 			s.withdraw(w)
-		case <-s.release:
-			s.inflight.Add(-1)
 		case <-s.poke:
 		case <-tick.C:
 			s.publish()
 			s.epoch++
+			s.forget()
 		}
 		s.dispatch()
 		s.report()
@@ -63,8 +62,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 func (s *Scheduler) admit(w *waiter) {
 	tun := s.tunables()
 	w.stats = s.labelOf(w.tenant)
+	s.learn(w.tenant, w.stats)
 	switch {
-	case s.waiting.Load() == 0 && s.inflight.Load() < int64(tun.Slots):
+	case s.waiting.Load() == 0 && s.take():
 		s.grant(w)
 	case s.queueLen(w.tenant) >= tun.TenantQueueCap:
 		w.ch <- ErrTenantQueue
@@ -106,10 +106,11 @@ func (s *Scheduler) withdraw(w *waiter) {
 
 // dispatch fills free slots with waiting requests in DRR order.
 func (s *Scheduler) dispatch() {
-	tun := s.tunables()
-	for s.inflight.Load() < int64(tun.Slots) {
-		w := s.next(tun.Quantum)
+	quantum := s.tunables().Quantum
+	for len(s.ring) > 0 && s.take() {
+		w := s.next(quantum)
 		if w == nil {
+			s.inflight.Add(-1)
 			return
 		}
 		s.waiting.Add(-1)
@@ -117,9 +118,8 @@ func (s *Scheduler) dispatch() {
 	}
 }
 
-// grant gives w a slot.
+// grant gives w the slot taken for it.
 func (s *Scheduler) grant(w *waiter) {
-	s.inflight.Add(1)
 	s.account(w)
 	w.ch <- nil
 }

@@ -1,6 +1,8 @@
 package drr
 
 import (
+	"sync/atomic"
+
 	"github.com/VictoriaMetrics/metrics"
 )
 
@@ -38,11 +40,19 @@ func (w *window) sum(last int64) int64 {
 	return n
 }
 
-// labelStats is the accounting of one tenant label (Run only).
+// labelStats is the accounting of one tenant label: Run's, except fastCost,
+// which the fast path adds to and Run folds into win when it publishes.
 type labelStats struct {
-	name string
-	win  window
-	cost *metrics.Counter // ron_gateway_drr_dispatched_cost_total{tenant}
+	name     string
+	win      window
+	cost     *metrics.Counter // ron_gateway_drr_dispatched_cost_total{tenant}
+	fastCost atomic.Int64     // cost dispatched by the fast path, not yet in win
+}
+
+// dispatchedFast counts cost dispatched by the fast path (any goroutine).
+func (ls *labelStats) dispatchedFast(cost int) {
+	ls.cost.Add(cost)
+	ls.fastCost.Add(int64(cost))
 }
 
 // stats holds the per-label accounting (Run only).
@@ -104,7 +114,8 @@ func (s *Scheduler) account(w *waiter) {
 	}
 }
 
-// publish builds the snapshot of epochs up to s.epoch: per-label depth and
+// publish builds the snapshot of epochs up to s.epoch (the fast path's
+// dispatches since the last publish counted in s.epoch): per-label depth and
 // weight of backlogged tenants, shares of the window's dispatched cost, and
 // Jain's index of cost/weight over tenants backlogged since the window's
 // first epoch.
@@ -113,6 +124,9 @@ func (s *Scheduler) publish() {
 	snap := &snapshot{labels: make(map[string]labelSnap, len(s.labels))}
 	var total int64
 	for _, ls := range s.labels {
+		if c := ls.fastCost.Swap(0); c > 0 {
+			ls.win.add(e, int(c))
+		}
 		total += ls.win.sum(e)
 	}
 	for name, ls := range s.labels {

@@ -77,13 +77,14 @@ func (l *Link) wrapBody(rc io.ReadCloser, actx context.Context, cancel context.C
 	return b
 }
 
-// stall cancels the attempt for lack of progress, counting it once.
+// stall cancels the attempt for lack of progress, counting it once (first:
+// whoever sees the cancel may read the count).
 func (b *responseBody) stall(count func()) {
 	if b.actx.Err() != nil || b.stalled.Swap(true) {
 		return
 	}
-	b.cancel(errStalledCause)
 	count()
+	b.cancel(errStalledCause)
 }
 
 func (b *responseBody) Read(p []byte) (int, error) {

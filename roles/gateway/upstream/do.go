@@ -85,25 +85,46 @@ func (c *Call) retryable() bool {
 // read, waiting for the client, does not count), and once the body ended
 // after the deadline the upstream has ForwardTimeout from then to answer.
 func (l *Link) Do(ctx context.Context, c Call) (*http.Response, error) {
-	pol := l.Policy()
-	now := time.Now()
-	deadline := c.Deadline
-	if deadline.IsZero() {
-		deadline = now.Add(pol.ForwardTimeout)
-	}
-	if !now.Before(deadline) {
-		l.met.timeouts.Inc()
-		return nil, errTimeout()
-	}
-	tmpl, err := l.template(ctx, &c)
+	p, err := l.prepare(ctx, &c, true)
 	if err != nil {
 		return nil, err
 	}
-	attempts := 1
-	if c.retryable() {
-		attempts = pol.MaxAttempts
+	return l.run(ctx, &c, p.tmpl, p.deadline, p.pol, p.attempts)
+}
+
+// plan is what every attempt of one call shares.
+type plan struct {
+	pol      Policy
+	deadline time.Time
+	tmpl     *http.Request // nil unless asked for
+	attempts int
+}
+
+// prepare fixes the call's policy, deadline, number of attempts and, when
+// withTemplate, its request template; it fails when the deadline has
+// already passed (504) or the template cannot be built.
+func (l *Link) prepare(ctx context.Context, c *Call, withTemplate bool) (plan, error) {
+	p := plan{pol: l.Policy(), attempts: 1}
+	now := time.Now()
+	p.deadline = c.Deadline
+	if p.deadline.IsZero() {
+		p.deadline = now.Add(p.pol.ForwardTimeout)
 	}
-	return l.run(ctx, &c, tmpl, deadline, pol, attempts)
+	if !now.Before(p.deadline) {
+		l.met.timeouts.Inc()
+		return p, errTimeout()
+	}
+	if withTemplate {
+		tmpl, err := l.template(ctx, c)
+		if err != nil {
+			return p, err
+		}
+		p.tmpl = tmpl
+	}
+	if c.retryable() {
+		p.attempts = p.pol.MaxAttempts
+	}
+	return p, nil
 }
 
 // run makes the attempts of one call.

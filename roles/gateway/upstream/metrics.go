@@ -3,6 +3,7 @@ package upstream
 import (
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/VictoriaMetrics/metrics"
 
@@ -25,8 +26,13 @@ type linkMetrics struct {
 	name     string
 	retries  *metrics.Counter
 	timeouts *metrics.Counter
-	codes    sync.Map // code label → *metrics.Counter
+	byStatus [maxStatus + 1]atomic.Pointer[metrics.Counter] // code label = the status; 0: "error"
+	mu       sync.Mutex                                     // serializes the creation of code counters
 }
+
+// maxStatus is the largest status with a cached counter; larger ones are
+// counted as "error" (no HTTP status is above 599).
+const maxStatus = 999
 
 // newLinkMetrics registers the Link's counters and its ron_breaker_state
 // gauges, which read state on every scrape.
@@ -51,15 +57,28 @@ func newLinkMetrics(m *runtime.Metrics, name string, state func() string) *linkM
 
 // attempt counts one upstream attempt: code is the status, 0 for none.
 func (lm *linkMetrics) attempt(status int) {
+	if status < 0 || status > maxStatus {
+		status = 0
+	}
+	if c := lm.byStatus[status].Load(); c != nil {
+		c.Inc()
+		return
+	}
+	lm.counter(status).Inc()
+}
+
+// counter creates (once) the counter of status.
+func (lm *linkMetrics) counter(status int) *metrics.Counter {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	if c := lm.byStatus[status].Load(); c != nil {
+		return c
+	}
 	code := "error"
 	if status > 0 {
 		code = strconv.Itoa(status)
 	}
-	if c, ok := lm.codes.Load(code); ok {
-		c.(*metrics.Counter).Inc()
-		return
-	}
 	c := lm.m.Counter(metricRequests, "role", metricRole, "upstream", lm.name, "code", code)
-	lm.codes.Store(code, c)
-	c.Inc()
+	lm.byStatus[status].Store(c)
+	return c
 }

@@ -30,7 +30,7 @@ func (l *Link) template(ctx context.Context, c *Call) (*http.Request, error) {
 	if method == "" {
 		method = http.MethodGet
 	}
-	h, err := l.linkHeader(ctx, c)
+	h, err := l.linkHeader(ctx, c, "")
 	if err != nil {
 		return nil, err
 	}
@@ -56,23 +56,68 @@ func (l *Link) target(c *Call) (*url.URL, error) {
 }
 
 // linkHeader copies c.Header and sets the trusted-link headers: tenant,
-// forwarded headers and, on HTTP links, the link token.
-func (l *Link) linkHeader(ctx context.Context, c *Call) (http.Header, error) {
-	h := c.Header.Clone()
-	if h == nil {
-		h = http.Header{}
-	}
-	for _, kv := range [...][2]string{
+// forwarded headers, Request-Timeout when timeout is not empty and, on HTTP
+// links, the link token.
+func (l *Link) linkHeader(ctx context.Context, c *Call, timeout string) (http.Header, error) {
+	link := [...][2]string{
 		{HeaderTenant, c.Tenant}, {HeaderForwardedFor, c.ClientIP}, {HeaderForwardedProto, c.Proto},
-		{HeaderForwardedHost, c.Host}, {HeaderForwardedPfx, c.Prefix},
-	} {
-		h.Del(kv[0])
+		{HeaderForwardedHost, c.Host}, {HeaderForwardedPfx, c.Prefix}, {HeaderRequestTimeout, timeout},
+	}
+	set := 0
+	for _, kv := range link {
 		if kv[1] != "" {
-			h.Set(kv[0], kv[1])
+			set++
 		}
 	}
-	h.Del("Authorization")
-	h.Del(HeaderRequestTimeout)
+	h, vals := copyHeader(c.Header, len(link), set)
+	for i, kv := range link {
+		if kv[1] != "" {
+			vals[i] = kv[1]
+			h[kv[0]] = vals[i : i+1 : i+1]
+		}
+	}
+	return l.withToken(ctx, h)
+}
+
+// copyHeader copies src as http.Header.Clone does (one backing array for
+// all values, each field's slice capped), without the link headers and
+// Authorization, and returns extra more values of the same backing array
+// for the caller's own fields; the map is sized for fields more keys (a
+// map of up to 8 is one small allocation).
+func copyHeader(src http.Header, extra, fields int) (http.Header, []string) {
+	nv := extra
+	for _, vv := range src {
+		nv += len(vv)
+	}
+	sv := make([]string, nv)
+	h := make(http.Header, len(src)+fields)
+	for k, vv := range src {
+		if linkKey(k) {
+			continue
+		}
+		if vv == nil {
+			h[k] = nil
+			continue
+		}
+		n := copy(sv, vv)
+		h[k] = sv[:n:n]
+		sv = sv[n:]
+	}
+	return h, sv[:extra:extra]
+}
+
+// linkKey reports whether a (canonical) key is one the Link sets or drops.
+func linkKey(k string) bool {
+	switch k {
+	case HeaderTenant, HeaderForwardedFor, HeaderForwardedProto, HeaderForwardedHost, HeaderForwardedPfx,
+		HeaderRequestTimeout, "Authorization":
+		return true
+	}
+	return false
+}
+
+// withToken adds the link token to h on HTTP links.
+func (l *Link) withToken(ctx context.Context, h http.Header) (http.Header, error) {
 	if l.inProcess || l.token == nil {
 		return h, nil
 	}

@@ -27,7 +27,13 @@ func retryAfter(resp *http.Response, now time.Time) time.Duration {
 	if resp == nil {
 		return 0
 	}
-	v := strings.TrimSpace(resp.Header.Get("Retry-After"))
+	return retryAfterHeader(resp.Header, now)
+}
+
+// retryAfterHeader reads the Retry-After of an answer's header h, as
+// retryAfter does.
+func retryAfterHeader(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
 	if v == "" {
 		return 0
 	}

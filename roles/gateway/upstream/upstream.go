@@ -5,7 +5,9 @@
 // with the same status, headers, body and error envelopes. A Link adds the
 // trusted-link headers, enforces the forward deadline and the per-chunk
 // progress limit, retries reads, and guards the upstream with one circuit
-// breaker.
+// breaker. Do returns the upstream's response; Serve writes it to the
+// client, and serves in-process reads by running the role's handler in the
+// caller's goroutine.
 package upstream
 
 import (
@@ -130,7 +132,8 @@ type Link struct {
 	name      string
 	base      *url.URL
 	rt        http.RoundTripper
-	own       *http.Transport // the dedicated transport, closed by Close
+	own       *http.Transport   // the dedicated transport, closed by Close
+	local     *inproc.Transport // the in-process transport (nil over HTTP)
 	inProcess bool
 	token     func(ctx context.Context) (string, error)
 	principal *auth.Claims
@@ -163,7 +166,8 @@ func New(opt Options) (*Link, error) {
 // wire picks the transport and base URL.
 func (l *Link) wire(opt Options) error {
 	if opt.Handler != nil {
-		l.inProcess, l.rt = true, inproc.New(opt.Handler)
+		l.local = inproc.New(opt.Handler)
+		l.inProcess, l.rt = true, l.local
 		l.base = &url.URL{Scheme: "http", Host: opt.Name + ".inproc"}
 		return nil
 	}

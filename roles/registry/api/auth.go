@@ -1,8 +1,6 @@
 package api
 
 import (
-	"regexp"
-
 	"github.com/labstack/echo/v4"
 
 	"github.com/ronhq/ron/httpx"
@@ -43,16 +41,13 @@ func (a *API) readScope(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// corrIDPattern is the form of an accepted X-Corr-ID (httpx's rule).
-var corrIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
-
 // corrID returns the request's correlation id: the one the middleware
 // echoed, else a well-formed request header, else "".
 func corrID(c echo.Context) string {
 	if id := httpx.CorrID(c); id != "" {
 		return id
 	}
-	if id := c.Request().Header.Get(httpx.HeaderCorrID); corrIDPattern.MatchString(id) {
+	if id := c.Request().Header.Get(httpx.HeaderCorrID); httpx.ValidCorrID(id) {
 		return id
 	}
 	return ""
