@@ -3,13 +3,14 @@ package manifest
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ronhq/ron/internal/jsontok"
 
 	"github.com/ronhq/ron/store"
 )
@@ -269,36 +270,18 @@ func (p *parser) str(where string) (string, error) {
 	return s, nil
 }
 
-// next returns the next token, turning syntax errors and a premature end
-// into ErrInvalid.
+// next returns the next token; a premature end and syntax errors are
+// invalid input.
 func (p *parser) next(where string) (json.Token, error) {
-	t, err := p.dec.Token()
-	switch {
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return nil, invalidf(where, "unexpected end of input")
-	case err != nil:
-		return nil, invalidf(where, "bad JSON: %v", err)
+	t, err := jsontok.Next(p.dec)
+	if err != nil {
+		return nil, invalidf(where, "%v", err)
 	}
 	return t, nil
 }
 
 // kind names the JSON type of a value token for error messages.
-func kind(t json.Token) string {
-	switch v := t.(type) {
-	case json.Delim:
-		if v == '[' {
-			return "an array"
-		}
-		return "an object"
-	case string:
-		return "a string"
-	case json.Number:
-		return "a number"
-	case bool:
-		return "a boolean"
-	}
-	return "null"
-}
+func kind(t json.Token) string { return jsontok.Kind(t) }
 
 // checkSurrogates rejects \u escapes that encode an unpaired UTF-16
 // surrogate, which encoding/json would silently turn into U+FFFD (so that

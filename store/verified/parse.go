@@ -3,11 +3,12 @@ package verified
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/ronhq/ron/internal/jsontok"
 
 	"github.com/ronhq/ron/store"
 )
@@ -197,36 +198,18 @@ func (p *listParser) delim(d json.Delim, where string) error {
 	return nil
 }
 
-// next returns the next token; syntax errors and a premature end wrap
-// ErrBadList.
+// next returns the next token; a premature end and syntax errors are
+// invalid input.
 func (p *listParser) next(where string) (json.Token, error) {
-	t, err := p.dec.Token()
-	switch {
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return nil, badListf("%s: unexpected end of input", where)
-	case err != nil:
-		return nil, badListf("%s: bad JSON: %v", where, err)
+	t, err := jsontok.Next(p.dec)
+	if err != nil {
+		return nil, badListf("%s: %v", where, err)
 	}
 	return t, nil
 }
 
 // kind names the JSON type of a value token for error messages.
-func kind(t json.Token) string {
-	switch v := t.(type) {
-	case json.Delim:
-		if v == '[' {
-			return "an array"
-		}
-		return "an object"
-	case string:
-		return "a string"
-	case json.Number:
-		return "a number"
-	case bool:
-		return "a boolean"
-	}
-	return "null"
-}
+func kind(t json.Token) string { return jsontok.Kind(t) }
 
 // clip shortens s for error messages.
 func clip(s string) string {
