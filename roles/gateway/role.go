@@ -66,7 +66,6 @@ type Role struct {
 	labels   atomic.Pointer[admission.Labeler]
 	policy   atomic.Pointer[policy] // derived settings of the config in force
 	draining atomic.Bool
-	schedUp  atomic.Bool
 
 	drainCtx    context.Context // canceled at Drain: closes event streams, stops dispatch
 	drainCancel context.CancelFunc
@@ -195,8 +194,17 @@ func (r *Role) Ready(context.Context) runtime.Readiness {
 	return rd
 }
 
-// schedRunning reports whether the scheduler goroutine is serving.
-func (r *Role) schedRunning() bool { return r.schedUp.Load() }
+// schedRunning reports whether the scheduler serves: from Start (requests
+// that arrive before its goroutine runs simply wait for it) until Run has
+// returned.
+func (r *Role) schedRunning() bool {
+	select {
+	case <-r.sched.Done():
+		return false
+	default:
+		return true
+	}
+}
 
 // runScheduler is the scheduler task: the one goroutine owning the queues.
 // It stops at Drain, answering every queued request 503 draining at once
@@ -206,8 +214,6 @@ func (r *Role) runScheduler(ctx context.Context) error {
 	defer cancel()
 	stop := context.AfterFunc(r.drainCtx, cancel)
 	defer stop()
-	r.schedUp.Store(true)
-	defer r.schedUp.Store(false)
 	return r.sched.Run(ctx)
 }
 
