@@ -2,111 +2,18 @@ package tenants
 
 import (
 	"context"
-	"crypto/ed25519"
-	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
-	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/httpx/client"
-	"github.com/ronhq/ron/roles/registry"
 	"github.com/ronhq/ron/roles/registry/api"
-	"github.com/ronhq/ron/roles/registry/descriptor"
-	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/roles/registry/registrytest"
 )
 
 // waitLimit bounds each wait for the real registry and followers.
-const waitLimit = 20 * time.Second
-
-// realRegistry is a started registry role (amnesia, dev signer).
-type realRegistry struct {
-	t      *testing.T
-	r      *registry.Role
-	bus    *runtime.Bus
-	local  *api.LocalClient
-	signer string
-	key    ed25519.PrivateKey
-}
-
-func startRegistry(t *testing.T) *realRegistry {
-	t.Helper()
-	keys, err := auth.GenerateKeyring()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := registry.DefaultConfig()
-	cfg.Listen, cfg.RetentionPolicy = "127.0.0.1:0", registry.PolicyOff
-	bus := runtime.NewBus(nil)
-	r := registry.New(registry.Options{Config: cfg, Amnesia: true, Log: zerolog.Nop(), Metrics: runtime.NewMetrics(nil),
-		Keys: keys, Bus: bus, Version: "test"})
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := r.Start(ctx); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }() // the registry listener
-	t.Cleanup(func() {
-		sctx, scancel := context.WithTimeout(context.Background(), waitLimit)
-		defer scancel()
-		if err := r.Stop(sctx); err != nil {
-			t.Errorf("registry Stop: %v", err)
-		}
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("registry Run: %v", err)
-		}
-	})
-	id, key, ok := r.DevSigner()
-	if !ok {
-		t.Fatal("no dev signer")
-	}
-	return &realRegistry{t: t, r: r, bus: bus, local: api.NewLocalClient(r.API()), signer: id, key: key}
-}
-
-// commit proposes, approves and commits the next version: HEAD's signers
-// and quorum plus the tenant items.
-func (rr *realRegistry) commit(items ...map[string]any) api.Committed {
-	rr.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	defer cancel()
-	head, err := rr.local.Head(ctx)
-	if err != nil {
-		rr.t.Fatal(err)
-	}
-	art, _, err := rr.local.Get(ctx, head.Version)
-	if err != nil {
-		rr.t.Fatal(err)
-	}
-	set, err := descriptor.ParseCommitted(art.Payload)
-	if err != nil {
-		rr.t.Fatal(err)
-	}
-	all := []map[string]any{}
-	for _, s := range set.Signers {
-		all = append(all, map[string]any{"kind": "signer", "id": s.ID, "algo": s.Algo, "pubkey": s.PubkeyB64})
-	}
-	all = append(all, map[string]any{"kind": "quorum", "id": "quorum", "m": set.Quorum.M, "n": set.Quorum.N})
-	payload, err := json.Marshal(map[string]any{"version": head.Version + 1, "prev_hash": head.PayloadB3,
-		"created_at": descriptor.FormatTime(time.Now()), "items": append(all, items...)})
-	if err != nil {
-		rr.t.Fatal(err)
-	}
-	p, err := rr.local.Propose(ctx, descriptor.ProposeRequest{SchemaVersion: "1.0.0", Payload: payload})
-	if err != nil {
-		rr.t.Fatalf("propose: %v", err)
-	}
-	if _, err := rr.local.Approve(ctx, p.ProposalID, descriptor.Sign(rr.key, rr.signer, p.PayloadB3, time.Now())); err != nil {
-		rr.t.Fatalf("approve: %v", err)
-	}
-	c, err := rr.local.Commit(ctx, p.ProposalID)
-	if err != nil {
-		rr.t.Fatalf("commit: %v", err)
-	}
-	return c
-}
+const waitLimit = registrytest.Wait
 
 // runningFollower is a follower running against the real registry.
 type runningFollower struct {
@@ -162,21 +69,21 @@ func (rf *runningFollower) waitVersion(t *testing.T, v uint64) *Table {
 // ways: LocalClient.Watch, HTTPClient.Watch over its listener, and the
 // bus with LocalClient reads.
 func TestFollowerWithRealRegistry(t *testing.T) {
-	rr := startRegistry(t)
-	hc := api.NewHTTPClient("http://"+rr.r.Addr(), nil, client.Options{Timeout: 5 * time.Second})
+	rr := registrytest.Start(t)
+	hc := api.NewHTTPClient("http://"+rr.Role.Addr(), nil, client.Options{Timeout: 5 * time.Second})
 	defer hc.Close()
 	config := []Item{{ID: "acme", RPS: 1, Weight: 1}}
 	followers := []*runningFollower{
-		runFollower(t, "local", FollowerOptions{Client: rr.local, Config: config}),
+		runFollower(t, "local", FollowerOptions{Client: rr.Local, Config: config}),
 		runFollower(t, "http", FollowerOptions{Client: hc, Config: config}),
-		runFollower(t, "bus", FollowerOptions{Client: rr.local, Bus: rr.bus, Config: config}),
+		runFollower(t, "bus", FollowerOptions{Client: rr.Local, Bus: rr.Bus, Config: config}),
 	}
 	for _, rf := range followers {
 		if tb := rf.waitVersion(t, 0); tb.Params("acme").RPS != 1 {
 			t.Fatalf("%s: genesis table %+v", rf.name, tb.Params("acme"))
 		}
 	}
-	c := rr.commit(tenantItem("acme", 200, 400, 2, 1<<20), tenantItem("anon:1.2.3.0/24", 1, 1, 1, 0))
+	c := rr.Commit(tenantItem("acme", 200, 400, 2, 1<<20), tenantItem("anon:1.2.3.0/24", 1, 1, 1, 0))
 	for _, rf := range followers {
 		tb := rf.waitVersion(t, c.Version)
 		if got := tb.Params("acme"); got.RPS != 200 || got.Burst != 400 || got.Weight != 2 || got.MaxBytesPerS != 1<<20 {
@@ -186,7 +93,7 @@ func TestFollowerWithRealRegistry(t *testing.T) {
 			t.Fatalf("%s: anon item applied", rf.name)
 		}
 	}
-	c = rr.commit(tenantItem("beta", 0, 0, 1, 0)) // acme gone: config again
+	c = rr.Commit(tenantItem("beta", 0, 0, 1, 0)) // acme gone: config again
 	for _, rf := range followers {
 		tb := rf.waitVersion(t, c.Version)
 		if tb.Params("acme").RPS != 1 || !tb.Params("beta").Suspended() {
