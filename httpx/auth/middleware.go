@@ -57,11 +57,16 @@ func Check(k *Keyring, r *http.Request, scope string, now time.Time) (*Claims, e
 	if err != nil {
 		return nil, err
 	}
-	return authorize(claims, scope)
+	return Authorize(claims, scope)
 }
 
-// authorize checks claims against scope (empty: authentication only).
-func authorize(claims *Claims, scope string) (*Claims, error) {
+// Authorize checks already verified claims against scope (empty:
+// authentication only): nil claims → KindMissing, claims lacking scope →
+// KindScope. Errors are *AuthError.
+func Authorize(claims *Claims, scope string) (*Claims, error) {
+	if claims == nil {
+		return nil, newAuthError(KindMissing, scope, nil)
+	}
 	if scope != "" && !claims.Allows(scope) {
 		ae := newAuthError(KindScope, scope, nil)
 		ae.TokenID = claims.ID

@@ -38,5 +38,5 @@ func checkClaims(c *Claims, scope string, now time.Time) (*Claims, error) {
 		ae.TokenID = c.ID
 		return nil, ae
 	}
-	return authorize(c, scope)
+	return Authorize(c, scope)
 }

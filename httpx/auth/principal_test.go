@@ -106,3 +106,18 @@ func TestRequireAcceptsContextClaims(t *testing.T) {
 	e.ServeHTTP(rec, r)
 	assertEnvelope(t, rec, http.StatusForbidden, httpx.CodeForbidden, "")
 }
+
+// Authorize on claims verified elsewhere: none → missing, lacking the scope
+// → scope, holding it → the claims.
+func TestAuthorize(t *testing.T) {
+	c := &Claims{ID: "t1", Scopes: []string{"storage:read"}}
+	if _, err := Authorize(nil, "storage:read"); KindOf(err) != KindMissing {
+		t.Errorf("nil claims: %v, want missing", err)
+	}
+	if _, err := Authorize(c, "storage:write"); KindOf(err) != KindScope {
+		t.Errorf("wrong scope: %v, want scope", err)
+	}
+	if got, err := Authorize(c, "storage:read"); err != nil || got != c {
+		t.Errorf("held scope: %v, %v", got, err)
+	}
+}

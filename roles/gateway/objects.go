@@ -73,13 +73,10 @@ func (r *Role) serveID(w http.ResponseWriter, req *http.Request, cl *call, id st
 // declined status, or err) sends the read on to the index's providers: a
 // 404 or a failure, when there is an index.
 func (r *Role) tryProviders(status int, err error) bool {
-	if r.ups.indexClient == nil {
-		return false
-	}
 	if err != nil {
-		return httpx.AsError(err).Status >= 500
+		status = httpx.AsError(err).Status
 	}
-	return providerStatus(status)
+	return r.ups.indexClient != nil && storageMissed(status)
 }
 
 // storageFailure is the answer for a storage read that failed (err, or a
@@ -99,17 +96,12 @@ func storageFailure(status int, err error) error {
 }
 
 // notProviderStatus keeps a storage answer that providers cannot improve on.
-func notProviderStatus(status int) bool { return !providerStatus(status) }
+func notProviderStatus(status int) bool { return !storageMissed(status) }
 
-// providerStatus reports whether a storage status lets providers try: 404
-// and the failures 500, 502, 503, 504.
-func providerStatus(status int) bool {
-	switch status {
-	case http.StatusNotFound, http.StatusInternalServerError, http.StatusBadGateway,
-		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return true
-	}
-	return false
+// storageMissed reports whether a storage status lets providers try: 404
+// and every failure (5xx).
+func storageMissed(status int) bool {
+	return status == http.StatusNotFound || status >= http.StatusInternalServerError
 }
 
 // providers lists the usable provider URLs of id: 404 when the index knows
@@ -208,7 +200,7 @@ func (o objectSource) Head(ctx context.Context, id store.ID) (string, error) {
 		return "", err
 	}
 	if rec.status != http.StatusOK {
-		return "", statusError(rec.status)
+		return "", httpx.DecodeError(rec.status, nil) // a HEAD answer has no envelope
 	}
 	return rec.h.Get("Content-Type"), nil
 }
@@ -221,7 +213,7 @@ func (o objectSource) ReadAll(ctx context.Context, id store.ID, max int64) ([]by
 	}
 	if o.r.ups.storage != nil {
 		b, err := o.r.readStorage(ctx, cl, id, max)
-		if err == nil || o.r.ups.indexClient == nil || !storageMiss(err) {
+		if err == nil || !o.r.tryProviders(0, err) {
 			return b, err
 		}
 	}
@@ -273,18 +265,6 @@ func (r *Role) readStorage(ctx context.Context, cl *call, id store.ID, max int64
 			WithDetails(map[string]any{"reason": "hash_mismatch"})
 	}
 	return b, nil
-}
-
-// storageMiss reports whether a storage read error lets providers try.
-func storageMiss(err error) bool {
-	he := httpx.AsError(err)
-	return he.Status == http.StatusNotFound || he.Status >= 500
-}
-
-// statusError is the envelope for an upstream status seen without a body
-// (a HEAD answer).
-func statusError(status int) error {
-	return httpx.DecodeError(status, nil)
 }
 
 // headerRecorder is a ResponseWriter that keeps the status and headers and

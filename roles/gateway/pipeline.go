@@ -94,12 +94,12 @@ func (r *Role) admit(rt route) echo.HandlerFunc {
 			return r.reject("", err)
 		}
 		peer := peerAddr(req)
-		id, err := tenant.Identify(req, peer, r.opt.Keys, p.trusted, arrival)
+		id, claims, err := tenant.Identify(req, peer, r.opt.Keys, p.trusted, arrival)
 		if err != nil {
 			return r.reject("", err)
 		}
 		client := tenant.ClientIP(peer, req.Header.Values("X-Forwarded-For"), p.trusted)
-		return r.admitTenant(c, rt, p, &call{tenant: id, clientIP: client.String(), deadline: deadline})
+		return r.admitTenant(c, rt, p, &call{tenant: id, claims: claims, clientIP: client.String(), deadline: deadline})
 	}
 }
 
@@ -132,7 +132,7 @@ func (r *Role) admitTenant(c echo.Context, rt route, p *policy, cl *call) error 
 	}
 	defer release()
 	cl.release = release
-	if cl.claims, err = r.capability(c.Request(), rt, p); err != nil {
+	if cl.claims, err = capability(cl.claims, rt, p); err != nil {
 		return r.reject(cl.tenant, err)
 	}
 	if req := c.Request(); rt.body != bodyNone {
@@ -192,20 +192,12 @@ func identity(enc string) bool {
 
 // capability is stage 10 (§3.7): writes always, reads when public_reads is
 // off, need a token with the route's scope.
-func (r *Role) capability(req *http.Request, rt route, p *policy) (*auth.Claims, error) {
-	if !rt.write && p.cfg.PublicReads {
-		if _, ok := auth.FromRequest(req); !ok {
-			return nil, nil
-		}
+// claims are the token's, verified by tenant identification (nil: none).
+func capability(claims *auth.Claims, rt route, p *policy) (*auth.Claims, error) {
+	if !rt.write && p.cfg.PublicReads && (claims == nil || !claims.Allows(rt.scope)) {
+		return nil, nil // anonymous, or a token without the read scope: a public read
 	}
-	claims, err := auth.Check(r.opt.Keys, req, rt.scope, time.Now())
-	if err != nil && !rt.write && p.cfg.PublicReads {
-		var ae *auth.AuthError
-		if errors.As(err, &ae) && ae.Kind == auth.KindScope {
-			return nil, nil // a valid token without the read scope still reads publicly
-		}
-	}
-	return claims, err
+	return auth.Authorize(claims, rt.scope)
 }
 
 // costOf is the DRR cost of a request (§3.5): by its declared body.

@@ -13,7 +13,9 @@ import (
 	"gopkg.in/macaroon.v2"
 )
 
-// Identify returns the tenant of r (spec/gateway.md §3.3). Without an
+// Identify returns the tenant of r (spec/gateway.md §3.3) and the verified
+// claims of its token (nil without one, so that the capability check need
+// not verify the token again). Without an
 // Authorization header the tenant is Anon(ClientIP(peer, X-Forwarded-For,
 // trusted)). With one, the bearer token must verify against keys at now:
 // its tenant caveat is the tenant, none gives Default. Errors are
@@ -21,19 +23,19 @@ import (
 // is not a usable bearer token, a token that fails verification, or a tenant
 // caveat outside the id syntax or starting with "anon:"; 403 forbidden for an
 // otherwise valid token carrying two different tenant caveats.
-func Identify(r *http.Request, peer netip.Addr, keys *auth.Keyring, trusted []netip.Prefix, now time.Time) (ID, error) {
+func Identify(r *http.Request, peer netip.Addr, keys *auth.Keyring, trusted []netip.Prefix, now time.Time) (ID, *auth.Claims, error) {
 	claims, err := auth.Check(keys, r, "", now)
 	switch {
 	case auth.KindOf(err) == auth.KindMissing:
-		return ID(Anon(ClientIP(peer, r.Header.Values("X-Forwarded-For"), trusted))), nil
+		return ID(Anon(ClientIP(peer, r.Header.Values("X-Forwarded-For"), trusted))), nil, nil
 	case err != nil:
-		return "", conflictOr(r, err, now)
+		return "", nil, conflictOr(r, err, now)
 	case claims.Tenant == "":
-		return Default, nil
+		return Default, claims, nil
 	case !ValidTokenTenant(claims.Tenant):
-		return "", httpx.NewError(http.StatusUnauthorized, httpx.CodeUnauthorized, "invalid tenant caveat")
+		return "", nil, httpx.NewError(http.StatusUnauthorized, httpx.CodeUnauthorized, "invalid tenant caveat")
 	}
-	return ID(claims.Tenant), nil
+	return ID(claims.Tenant), claims, nil
 }
 
 // conflictOr turns a verification failure caused by two different tenant

@@ -74,7 +74,7 @@ func TestIdentify(t *testing.T) {
 			for name, vals := range c.header {
 				r.Header[name] = vals
 			}
-			got, err := Identify(r, netip.MustParseAddr(c.peer), k, trusted, t0.Add(time.Minute))
+			got, _, err := Identify(r, netip.MustParseAddr(c.peer), k, trusted, t0.Add(time.Minute))
 			if c.status != 0 {
 				if he := httpx.AsError(err); err == nil || he.Status != c.status {
 					t.Fatalf("Identify = %q, %v; want status %d", got, err, c.status)
@@ -99,7 +99,7 @@ func TestIdentifyConflictIsForbidden(t *testing.T) {
 	}
 	r := httptest.NewRequest(http.MethodGet, "/o", nil)
 	r.Header.Set("Authorization", "Bearer "+mint(t, k, "a", auth.TenantCaveat("b")))
-	_, err = Identify(r, netip.MustParseAddr("203.0.113.9"), k, nil, t0)
+	_, _, err = Identify(r, netip.MustParseAddr("203.0.113.9"), k, nil, t0)
 	var he *httpx.Error
 	if !errors.As(err, &he) || he.Code != httpx.CodeForbidden {
 		t.Fatalf("err = %v, want forbidden", err)
