@@ -23,11 +23,11 @@ func errNoUpstream(role string) error {
 		WithDetails(map[string]any{"reason": "no_upstream", "upstream": role})
 }
 
-// upstreamCall is the upstream.Call of the admitted request req (answered
-// through w) to link at path (already escaped).
-func upstreamCall(w http.ResponseWriter, req *http.Request, cl *call, link *upstream.Link, path string, stream bool) upstream.Call {
+// upstreamCall is the upstream.Call of the admitted request req to link at
+// path (already escaped).
+func upstreamCall(req *http.Request, cl *call, link *upstream.Link, path string, stream bool) upstream.Call {
 	hdr := hygiene.ToUpstream(req.Header)
-	hdr[corrIDKey] = []string{w.Header().Get(corrIDKey)}
+	hdr[corrIDKey] = []string{cl.corrID}
 	uc := upstream.Call{Method: req.Method, Path: path, RawQuery: req.URL.RawQuery, Header: hdr,
 		ContentLength: req.ContentLength, Tenant: string(cl.tenant), ClientIP: cl.clientIP,
 		Proto: schemeOf(req), Host: req.Host, Deadline: cl.deadline, Stream: stream}
@@ -44,8 +44,8 @@ func upstreamCall(w http.ResponseWriter, req *http.Request, cl *call, link *upst
 
 // send forwards the admitted request and returns the upstream's response
 // (for callers that read the body themselves).
-func (r *Role) send(w http.ResponseWriter, req *http.Request, cl *call, link *upstream.Link, path string) (*http.Response, error) {
-	return link.Do(req.Context(), upstreamCall(w, req, cl, link, path, false))
+func (r *Role) send(req *http.Request, cl *call, link *upstream.Link, path string) (*http.Response, error) {
+	return link.Do(req.Context(), upstreamCall(req, cl, link, path, false))
 }
 
 // passing says how pass treats the final upstream answer.
@@ -62,7 +62,7 @@ type passing struct {
 // p.set replaces generated ones, and status and body follow unchanged.
 // Results as upstream.Link.Serve.
 func (r *Role) pass(w http.ResponseWriter, req *http.Request, cl *call, link *upstream.Link, path string, p passing) (bool, int, error) {
-	uc := upstreamCall(w, req, cl, link, path, p.stream)
+	uc := upstreamCall(req, cl, link, path, p.stream)
 	return link.Serve(req.Context(), uc, w, func(status int, h http.Header) bool {
 		if cl.bodyError() != nil || p.keep != nil && !p.keep(status) {
 			return false
@@ -102,7 +102,7 @@ func (r *Role) passed(w http.ResponseWriter, req *http.Request, cl *call, served
 	if err == nil || req.Context().Err() != nil {
 		return nil // complete, or the client left
 	}
-	r.log.Info().Err(err).Str("corr_id", w.Header().Get(corrIDKey)).Msg("upstream body failed after the status was sent; aborting the response")
+	r.log.Info().Err(err).Str("corr_id", cl.corrID).Msg("upstream body failed after the status was sent; aborting the response")
 	panic(http.ErrAbortHandler)
 }
 

@@ -243,8 +243,7 @@ func (r *Role) readStorage(ctx context.Context, cl *call, id store.ID, max int64
 	if err != nil {
 		return nil, err
 	}
-	rec := newHeaderRecorder()
-	resp, err := r.send(rec, req, cl, r.ups.storage, "/o/"+id.String())
+	resp, err := r.send(req, cl, r.ups.storage, "/o/"+id.String())
 	if err != nil {
 		return nil, err
 	}

@@ -44,6 +44,7 @@ type route struct {
 type call struct {
 	tenant   tenant.ID
 	clientIP string // the client address behind trusted proxies (§3.3)
+	corrID   string // the request's X-Corr-ID, sent on every upstream call
 	state    *tenant.State
 	claims   *auth.Claims // verified token, nil for an anonymous read
 	deadline time.Time    // absolute forward deadline (§3.8)
@@ -99,7 +100,8 @@ func (r *Role) admit(rt route) echo.HandlerFunc {
 			return r.reject("", err)
 		}
 		client := tenant.ClientIP(peer, req.Header.Values("X-Forwarded-For"), p.trusted)
-		return r.admitTenant(c, rt, p, &call{tenant: id, claims: claims, clientIP: client.String(), deadline: deadline})
+		return r.admitTenant(c, rt, p, &call{tenant: id, claims: claims, clientIP: client.String(),
+			corrID: httpx.CorrID(c), deadline: deadline})
 	}
 }
 
