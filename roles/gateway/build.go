@@ -128,21 +128,29 @@ func (r *Role) buildTenants(cfg Config) error {
 	if err != nil {
 		return err
 	}
-	table, _ := tenants.Build(cfg.tenantDefaults(), items, nil)
-	r.applyTable(table)
+	// The states read the table only per request; the first table is in
+	// place before the listener binds.
 	r.states, err = tenant.NewStates(tenant.Options{MaxStates: cfg.MaxTenantStates, Params: r.params})
 	if err != nil {
 		return fmt.Errorf("gateway: tenant states: %w", err)
 	}
-	if r.ups.registryClient != nil {
-		fo := tenants.FollowerOptions{Client: r.ups.registryClient, Defaults: cfg.tenantDefaults(), Config: items,
-			Apply: r.applyTable, Metrics: r.opt.Metrics, Log: r.log}
-		if r.opt.Local.Registry != nil {
-			fo.Bus = r.opt.Bus // co-located: RegistryUpdated events (§7)
-		}
-		r.follower = tenants.NewFollower(fo)
+	if r.ups.registryClient == nil {
+		r.applyConfigTable(cfg, items)
+		return nil
 	}
+	fo := tenants.FollowerOptions{Client: r.ups.registryClient, Defaults: cfg.tenantDefaults(), Config: items,
+		Apply: r.applyTable, Metrics: r.opt.Metrics, Log: r.log}
+	if r.opt.Local.Registry != nil {
+		fo.Bus = r.opt.Bus // co-located: RegistryUpdated events (§7)
+	}
+	r.follower = tenants.NewFollower(fo) // applies the config table at once
 	return nil
+}
+
+// applyConfigTable applies the table of config tenants alone (no registry).
+func (r *Role) applyConfigTable(cfg Config, items []tenants.Item) {
+	table, _ := tenants.Build(cfg.tenantDefaults(), items, nil) // items are validated
+	r.applyTable(table)
 }
 
 // params is the tenant.ParamsFunc over the table in force.
@@ -153,10 +161,8 @@ func (r *Role) params(id tenant.ID) tenant.Params { return r.table.Load().Params
 func (r *Role) applyTable(t *tenants.Table) {
 	r.table.Store(t)
 	r.labels.Store(admission.NewLabeler(t.Listed()))
-	if r.states != nil {
-		if err := r.states.SetParams(r.params); err != nil {
-			r.log.Warn().Err(err).Msg("tenant parameters refused")
-		}
+	if err := r.states.SetParams(r.params); err != nil {
+		r.log.Warn().Err(err).Msg("tenant parameters refused")
 	}
 	if t.FromRegistry() {
 		r.log.Info().Uint64("version", t.Version()).Int("tenants", len(t.Listed())).Msg("tenant table applied")
@@ -193,8 +199,7 @@ func (r *Role) reconfigure(old, n Config) error {
 	if r.follower != nil {
 		r.follower.SetConfig(n.tenantDefaults(), items)
 	} else {
-		table, _ := tenants.Build(n.tenantDefaults(), items, nil)
-		r.applyTable(table)
+		r.applyConfigTable(n, items)
 	}
 	return nil
 }
