@@ -1,69 +1,14 @@
 package upstream
 
 import (
-	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"sync"
-	"syscall"
 	"testing"
 
+	"github.com/ronhq/ron/internal/pipenet"
 	"github.com/ronhq/ron/runtime"
 )
-
-// pipeListener is an in-memory listener whose connections are net.Pipe
-// pairs, so an httptest server and Go's HTTP client run inside a
-// testing/synctest bubble.
-type pipeListener struct {
-	conns chan net.Conn
-	done  chan struct{}
-	once  sync.Once
-}
-
-func newPipeListener() *pipeListener {
-	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error {
-	l.once.Do(func() { close(l.done) })
-	return nil
-}
-
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
-
-// dial connects to the listener; a closed listener refuses like a dead host.
-func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	client, server := net.Pipe()
-	select {
-	case l.conns <- server:
-		return client, nil
-	case <-l.done:
-	case <-ctx.Done():
-	}
-	client.Close()
-	server.Close()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
-}
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "upstream.test:80" }
 
 // wiring builds a Link serving h either over HTTP or in-process.
 type wiring struct {
@@ -76,10 +21,10 @@ var wirings = []wiring{{"http", httpLink}, {"inproc", inprocLink}}
 // httpLink serves h with an httptest server on a pipe listener.
 func httpLink(t *testing.T, h http.Handler, opt Options) *Link {
 	t.Helper()
-	pl := newPipeListener()
+	pl := pipenet.New("upstream.test:80")
 	srv := &httptest.Server{Listener: pl, Config: &http.Server{Handler: h}}
 	srv.Start()
-	tr := &http.Transport{DialContext: pl.dial, DisableCompression: true}
+	tr := &http.Transport{DialContext: pl.DialContext, DisableCompression: true}
 	opt.BaseURL, opt.Transport = srv.URL, tr
 	t.Cleanup(func() {
 		tr.CloseIdleConnections()

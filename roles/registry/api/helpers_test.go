@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -23,6 +22,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/httpx/client"
+	"github.com/ronhq/ron/internal/pipenet"
 	"github.com/ronhq/ron/roles/registry/committer"
 	"github.com/ronhq/ron/roles/registry/descriptor"
 	"github.com/ronhq/ron/roles/registry/segment"
@@ -44,97 +44,6 @@ func testKey(b byte) ed25519.PrivateKey {
 
 // signerID is the id of testKey(b).
 func signerID(b byte) string { return fmt.Sprintf("org:test#k%d", b) }
-
-// pipeListener is a net.Listener whose connections are in-memory pipes:
-// inside a synctest bubble every blocked read or write is durably blocked
-// and every deadline runs on the bubble's clock.
-type pipeListener struct {
-	conns chan net.Conn
-	done  chan struct{}
-	once  sync.Once
-
-	mu      sync.Mutex
-	servers []net.Conn  // server ends handed out
-	refuse  bool        // dials fail while set
-	dials   []time.Time // when each dial was attempted
-}
-
-// errRefused is a refused dial.
-var errRefused = errors.New("pipe listener: connection refused")
-
-// setRefuse makes dials fail (true) or succeed again.
-func (l *pipeListener) setRefuse(on bool) {
-	l.mu.Lock()
-	l.refuse = on
-	l.mu.Unlock()
-}
-
-// dialTimes returns when each dial was attempted.
-func (l *pipeListener) dialTimes() []time.Time {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]time.Time(nil), l.dials...)
-}
-
-// dropAll closes the server end of every connection made so far.
-func (l *pipeListener) dropAll() {
-	l.mu.Lock()
-	servers := l.servers
-	l.servers = nil
-	l.mu.Unlock()
-	for _, c := range servers {
-		c.Close()
-	}
-}
-
-func newPipeListener() *pipeListener {
-	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error {
-	l.once.Do(func() { close(l.done) })
-	return nil
-}
-
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
-
-// DialContext connects a new pipe to the listener.
-func (l *pipeListener) DialContext(ctx context.Context, _, _ string) (net.Conn, error) {
-	l.mu.Lock()
-	l.dials = append(l.dials, time.Now())
-	refuse := l.refuse
-	l.mu.Unlock()
-	if refuse {
-		return nil, errRefused
-	}
-	server, c := net.Pipe()
-	select {
-	case l.conns <- server:
-		l.mu.Lock()
-		l.servers = append(l.servers, server)
-		l.mu.Unlock()
-		return c, nil
-	case <-l.done:
-	case <-ctx.Done():
-	}
-	server.Close()
-	c.Close()
-	return nil, errors.New("pipe listener closed")
-}
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "registry.test:80" }
 
 // holdDB wraps registry.db so a test can make the next Update wait.
 type holdDB struct {
@@ -184,7 +93,7 @@ type env struct {
 	minIdx atomic.Int64 // < 0: the log's min_index
 	status Status
 
-	ln     *pipeListener
+	ln     *pipenet.Listener
 	srv    *http.Server
 	served chan struct{}
 	hc     *http.Client
@@ -272,7 +181,7 @@ func (e *env) serve() {
 	hs := httpx.NewServer(httpx.ServerOptions{Role: roleName, Log: zerolog.Nop(), Metrics: e.m.Set(),
 		Limits: httpx.DefaultIngress().Limits(), Streaming: Streaming})
 	e.a.Mount(hs.Echo())
-	e.ln = newPipeListener()
+	e.ln = pipenet.New("registry.test:80")
 	e.srv = &http.Server{Handler: hs.Echo(), ReadHeaderTimeout: httpx.ReadHeaderTimeout}
 	e.served = make(chan struct{})
 	go func() { // test server: ends at close

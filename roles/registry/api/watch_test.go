@@ -15,14 +15,14 @@ func TestWatchReconnectsWithBackoff(t *testing.T) {
 		ch := must(e.httpClient().Watch(ctx, nil)).get(t)
 		recv(t, ch) // HEAD, version 0
 		synctest.Wait()
-		e.ln.setRefuse(true)
-		before := len(e.ln.dialTimes())
+		e.ln.SetRefuse(true)
+		before := len(e.ln.DialTimes())
 		dropped := time.Now()
-		e.ln.dropAll()
+		e.ln.DropAll()
 		e.cycle("a")
 		e.cycle("b")
 		time.Sleep(20 * time.Second)
-		dials := e.ln.dialTimes()[before:]
+		dials := e.ln.DialTimes()[before:]
 		if len(dials) < 6 {
 			t.Fatalf("%d reconnection attempts in 20 s", len(dials))
 		}
@@ -34,7 +34,7 @@ func TestWatchReconnectsWithBackoff(t *testing.T) {
 			}
 			prev = at
 		}
-		e.ln.setRefuse(false)
+		e.ln.SetRefuse(false)
 		for v := uint64(1); v <= 2; v++ { // replayed after Last-Event-ID: 0
 			if u := recv(t, ch); u.Version != v {
 				t.Fatalf("after reconnect got version %d, want %d", u.Version, v)
