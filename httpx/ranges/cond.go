@@ -22,16 +22,7 @@ import (
 // ignored (spec/storage.md §4). Several header lines of one field are combined
 // as a list; an empty field counts as absent.
 func CheckPreconditions(r *http.Request, etag string) int {
-	if im := fieldList(r.Header, "If-Match"); im != "" && !listMatches(im, etag, strongMatch) {
-		return http.StatusPreconditionFailed
-	}
-	if inm := fieldList(r.Header, "If-None-Match"); inm != "" && listMatches(inm, etag, weakMatch) {
-		if r.Method == http.MethodGet || r.Method == http.MethodHead {
-			return http.StatusNotModified
-		}
-		return http.StatusPreconditionFailed
-	}
-	return 0
+	return CheckConditions(r, Validators{ETag: etag})
 }
 
 // IfRangeAllows reports whether the Range header may be honoured given

@@ -38,12 +38,20 @@ type Plan struct {
 // gives a 206 with one range; several give a multipart 206 with a fresh random
 // boundary.
 func NewPlan(r *http.Request, size int64, etag, contentType string, maxParts int) Plan {
-	if st := CheckPreconditions(r, etag); st != 0 {
+	return NewPlanFor(r, size, Validators{ETag: etag}, contentType, maxParts)
+}
+
+// NewPlanFor is [NewPlan] for a representation with the validators v: the
+// preconditions are those of [CheckConditions] (so Last-Modified dates count
+// when v has one) and an If-Range date allows the Range only when it equals a
+// strong v.LastModified.
+func NewPlanFor(r *http.Request, size int64, v Validators, contentType string, maxParts int) Plan {
+	if st := CheckConditions(r, v); st != 0 {
 		return Plan{Status: st}
 	}
 	full := Plan{Status: http.StatusOK, ContentLength: max(size, 0)}
 	hdr := r.Header.Get("Range")
-	if r.Method != http.MethodGet || hdr == "" || !IfRangeAllows(r, etag) {
+	if r.Method != http.MethodGet || hdr == "" || !ifRangeAllowsFor(r, v) {
 		return full
 	}
 	rs, outcome := ParseRange(hdr, size, maxParts)
