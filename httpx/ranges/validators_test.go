@@ -131,4 +131,3 @@ func bothWithDates(body []byte, method string, hdr http.Header) (mine, theirs in
 	}
 	return mine, theirs
 }
-
