@@ -16,10 +16,10 @@
 // database takes a context, and a context that ends interrupts the SQLite
 // statement in progress. The package starts no goroutines of its own.
 //
-// The package gives the role what it needs to answer §6: the tile type and
-// its Content-Type and accepted extensions (TileType), the stored coding of
-// each tile (EncodingOf: `1f 8b` = gzip), the zoom range used for the 404/204
-// decision, and the metadata-derived TileJSON fields (Bounds, Center,
+// The package gives the role what it needs to answer §6: the tile type
+// (TileType, the shared §6.2 table of package tiletype), the stored coding
+// of each tile (EncodingOf: `1f 8b` = gzip), the zoom range used for the
+// 404/204 decision, and the metadata-derived TileJSON fields (Bounds, Center,
 // VectorLayers). Deciding 204 for an absent tile inside the zoom range, 404
 // outside it, and 400 for a bad extension is the role's job.
 package mbtiles

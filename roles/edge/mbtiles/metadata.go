@@ -6,6 +6,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+
+	"github.com/ronhq/ron/roles/edge/tiletype"
 )
 
 // readMetadata reads the metadata table into a map. Rows with a NULL name
@@ -85,7 +87,7 @@ func (p *Pack) loadType(ctx context.Context) error {
 	}
 	var head []byte
 	err := p.db.QueryRowContext(ctx,
-		`SELECT substr(tile_data, 1, ?) FROM tiles WHERE tile_data IS NOT NULL LIMIT 1`, sniffLen).Scan(&head)
+		`SELECT substr(tile_data, 1, ?) FROM tiles WHERE tile_data IS NOT NULL LIMIT 1`, tiletype.SniffLen).Scan(&head)
 	switch {
 	case err == sql.ErrNoRows:
 		p.tileType = TypeUnknown

@@ -136,9 +136,10 @@ func (p *Pack) Tile(ctx context.Context, z, x, y uint32) (data []byte, found boo
 
 // Stats describes the tiles actually stored.
 type Stats struct {
-	Tiles   int64 // number of rows in tiles
-	MinZoom int   // lowest zoom_level (0 when Tiles is 0)
-	MaxZoom int   // highest zoom_level (0 when Tiles is 0)
+	Tiles     int64 // number of rows in tiles
+	GzipTiles int64 // rows whose tile_data starts with 1f 8b (stored gzip-compressed)
+	MinZoom   int   // lowest zoom_level (0 when Tiles is 0)
+	MaxZoom   int   // highest zoom_level (0 when Tiles is 0)
 }
 
 // Stats counts the tiles and their zoom levels (for `ron pack inspect`);
@@ -149,8 +150,8 @@ func (p *Pack) Stats(ctx context.Context) (Stats, error) {
 	}
 	var s Stats
 	var lo, hi sql.NullInt64
-	err := p.db.QueryRowContext(ctx,
-		`SELECT COUNT(*), MIN(zoom_level), MAX(zoom_level) FROM tiles`).Scan(&s.Tiles, &lo, &hi)
+	err := p.db.QueryRowContext(ctx, `SELECT COUNT(*), MIN(zoom_level), MAX(zoom_level),
+		COALESCE(SUM(substr(tile_data, 1, 2) = x'1f8b'), 0) FROM tiles`).Scan(&s.Tiles, &lo, &hi, &s.GzipTiles)
 	if err != nil {
 		return Stats{}, wrap(nil, "stats", err)
 	}

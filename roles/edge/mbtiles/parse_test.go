@@ -2,7 +2,6 @@ package mbtiles
 
 import (
 	"errors"
-	"slices"
 	"testing"
 )
 
@@ -112,35 +111,6 @@ func TestVectorLayers(t *testing.T) {
 	}
 }
 
-func TestTileTypeTable(t *testing.T) {
-	cases := []struct {
-		typ         TileType
-		name, ctype string
-		exts        []string
-		tjExt       string
-	}{
-		{TypeUnknown, "unknown", "application/octet-stream", nil, "bin"},
-		{TypeMVT, "mvt", "application/vnd.mapbox-vector-tile", []string{"mvt", "pbf"}, "mvt"},
-		{TypePNG, "png", "image/png", []string{"png"}, "png"},
-		{TypeJPEG, "jpeg", "image/jpeg", []string{"jpg", "jpeg"}, "jpg"},
-		{TypeWebP, "webp", "image/webp", []string{"webp"}, "webp"},
-		{TypeAVIF, "avif", "image/avif", []string{"avif"}, "avif"},
-		{TypeMLT, "mlt", "application/vnd.maplibre-vector-tile", []string{"mlt"}, "mlt"},
-		{TypeJSON, "json", "application/json", []string{"json"}, "json"},
-		{TileType(200), "unknown", "application/octet-stream", nil, "bin"},
-	}
-	for _, c := range cases {
-		if c.typ.String() != c.name || c.typ.ContentType() != c.ctype ||
-			!slices.Equal(c.typ.Extensions(), c.exts) || c.typ.TileJSONExt() != c.tjExt {
-			t.Errorf("%d: %s %s %v %s", c.typ, c.typ, c.typ.ContentType(), c.typ.Extensions(), c.typ.TileJSONExt())
-		}
-	}
-	if !TypeMVT.AcceptsExt("pbf") || TypeMVT.AcceptsExt("png") || TypePNG.AcceptsExt("PNG") ||
-		!TypeUnknown.AcceptsExt("anything") || !TypeJPEG.AcceptsExt("jpeg") {
-		t.Error("AcceptsExt")
-	}
-}
-
 func TestEncodingOf(t *testing.T) {
 	cases := []struct {
 		in   []byte
@@ -159,7 +129,7 @@ func TestEncodingOf(t *testing.T) {
 			t.Errorf("EncodingOf(% x) = %v %q, want %v %q", c.in, got, got.ContentEncoding(), c.want, c.ce)
 		}
 	}
-	if EncodingNone.String() != "identity" || EncodingGzip.String() != "gzip" {
+	if EncodingNone.String() != "none" || EncodingGzip.String() != "gzip" {
 		t.Error("Encoding.String")
 	}
 }

@@ -2,12 +2,9 @@ package pmtiles
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
-
-	"github.com/andybalholm/brotli"
 )
 
 // MaxDirBytes caps a directory, compressed and decompressed, and the
@@ -18,10 +15,9 @@ const MaxDirBytes = 32 << 20
 type NewDecoder func(r io.Reader) (io.ReadCloser, error)
 
 // Codecs maps compression codes to decoders. Entries override or extend the
-// built-in ones (none, gzip, brotli); a nil Codecs uses only the built-ins.
-// zstd has no built-in decoder (klauspost/compress is not a dependency):
-// add one with Codecs{CompressionZstd: …} to read zstd archives. Code 0
-// (unknown) never decodes.
+// built-in ones (none, gzip, brotli, zstd: tiletype.Coding.NewReader); a nil
+// Codecs uses only the built-ins. Code 0 (unknown) and codes above 4 never
+// decode unless an entry is given for them.
 type Codecs map[Compression]NewDecoder
 
 // NewReader returns a decoder of r for comp, or ErrUnsupportedCompression
@@ -30,15 +26,10 @@ func (c Codecs) NewReader(comp Compression, r io.Reader) (io.ReadCloser, error) 
 	if f := c[comp]; f != nil {
 		return f(r)
 	}
-	switch comp {
-	case CompressionNone:
-		return io.NopCloser(r), nil
-	case CompressionGzip:
-		return gzip.NewReader(r)
-	case CompressionBrotli:
-		return io.NopCloser(brotli.NewReader(r)), nil
+	if comp < CompressionNone || comp > CompressionZstd {
+		return nil, fmt.Errorf("%w: %s", ErrUnsupportedCompression, comp)
 	}
-	return nil, fmt.Errorf("%w: %s", ErrUnsupportedCompression, comp)
+	return comp.Coding().NewReader(r)
 }
 
 // errTooLarge marks output over the decompression cap.

@@ -105,13 +105,13 @@ func randomEntries(rng *rand.Rand, n int) []pmtiles.Entry {
 	return es
 }
 
-// Internal decompression: none, gzip, brotli decode; zstd has no built-in
-// decoder but one can be supplied; broken streams and output over the cap
-// are corruption.
+// Internal decompression: none, gzip, brotli and zstd decode; code 0 and
+// codes above 4 have no decoder but one can be supplied; broken streams and
+// output over the cap are corruption.
 func TestDecodeDirectoryCompression(t *testing.T) {
 	es := randomEntries(rand.New(rand.NewPCG(5, 6)), 50)
 	raw := pmtilestest.EncodeDirectory(es)
-	for _, c := range []pmtiles.Compression{pmtiles.CompressionNone, pmtiles.CompressionGzip, pmtiles.CompressionBrotli} {
+	for _, c := range []pmtiles.Compression{pmtiles.CompressionNone, pmtiles.CompressionGzip, pmtiles.CompressionBrotli, pmtiles.CompressionZstd} {
 		b, err := pmtilestest.Compress(c, raw)
 		if err != nil {
 			t.Fatal(err)
@@ -126,15 +126,15 @@ func TestDecodeDirectoryCompression(t *testing.T) {
 			}
 		}
 	}
-	for _, c := range []pmtiles.Compression{pmtiles.CompressionZstd, pmtiles.CompressionUnknown, 9} {
+	for _, c := range []pmtiles.Compression{pmtiles.CompressionUnknown, 9} {
 		if _, err := pmtiles.DecodeDirectory(raw, c, nil); !errors.Is(err, pmtiles.ErrUnsupportedCompression) {
 			t.Errorf("%s: %v", c, err)
 		}
 	}
-	// A stand-in zstd decoder (gzip underneath) proves the extension point.
-	fakeZstd := pmtiles.Codecs{pmtiles.CompressionZstd: func(r io.Reader) (io.ReadCloser, error) { return gzip.NewReader(r) }}
+	// A stand-in decoder for code 9 (gzip underneath) proves the extension point.
+	fake := pmtiles.Codecs{9: func(r io.Reader) (io.ReadCloser, error) { return gzip.NewReader(r) }}
 	gz, _ := pmtilestest.Compress(pmtiles.CompressionGzip, raw)
-	if got, err := pmtiles.DecodeDirectory(gz, pmtiles.CompressionZstd, fakeZstd); err != nil || !reflect.DeepEqual(got, es) {
+	if got, err := pmtiles.DecodeDirectory(gz, 9, fake); err != nil || !reflect.DeepEqual(got, es) {
 		t.Fatalf("custom codec: %v", err)
 	}
 	if _, err := pmtiles.DecodeDirectory([]byte("not gzip"), pmtiles.CompressionGzip, nil); !errors.Is(err, pmtiles.ErrCorrupt) {

@@ -64,7 +64,7 @@ var (
 	// directories.
 	ErrDepth = newKind("more than 3 leaf directory levels", ErrCorrupt)
 	// ErrUnsupportedCompression: no decoder is configured for a compression
-	// code (zstd unless Codecs provides one; 0 "unknown" always). The archive
+	// code (0 "unknown" unless Codecs provides one). The archive
 	// may be valid; this reader cannot decode it.
 	ErrUnsupportedCompression = newKind("unsupported compression")
 	// ErrInvalidTile: z > 31, or x or y ≥ 2^z, or a tile id above the last

@@ -18,7 +18,7 @@ func smallArchives(f *testing.F) [][]byte {
 	for _, name := range []string{"test_fixture_1.pmtiles", "test_fixture_2.pmtiles", "test_fixture_mlt.pmtiles", "invalid.pmtiles", "invalid_v4.pmtiles"} {
 		out = append(out, fixture(f, name))
 	}
-	for _, ic := range []pmtiles.Compression{pmtiles.CompressionNone, pmtiles.CompressionGzip, pmtiles.CompressionBrotli} {
+	for _, ic := range []pmtiles.Compression{pmtiles.CompressionNone, pmtiles.CompressionGzip, pmtiles.CompressionBrotli, pmtiles.CompressionZstd} {
 		out = append(out, mustBuild(f, runTiles()[:30], pmtilestest.Options{InternalCompression: ic, LeafSize: 4, LeafLevels: 2}))
 	}
 	out = append(out, mustBuild(f, pyramid(1), pmtilestest.Options{InternalCompression: pmtiles.CompressionNone}))
@@ -66,7 +66,7 @@ func FuzzParseDirectory(f *testing.F) {
 // FuzzDecodeDirectory: compressed directories under any code never panic.
 func FuzzDecodeDirectory(f *testing.F) {
 	raw := pmtilestest.EncodeDirectory(randomEntries(newRand(), 20))
-	for c := pmtiles.CompressionNone; c <= pmtiles.CompressionBrotli; c++ {
+	for c := pmtiles.CompressionNone; c <= pmtiles.CompressionZstd; c++ {
 		b, _ := pmtilestest.Compress(c, raw)
 		f.Add(b, uint8(c))
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/ronhq/ron/roles/edge/tiletype"
 )
 
 // HeaderSize is the fixed size of a PMTiles v3 header.
@@ -53,20 +55,26 @@ func (c Compression) String() string {
 	return fmt.Sprintf("code %d", uint8(c))
 }
 
+// Coding maps c to the tile coding of spec/edge.md §6.3: none, gzip,
+// brotli, zstd; 0 and codes above 4 are tiletype.Unknown.
+func (c Compression) Coding() tiletype.Coding {
+	switch c {
+	case CompressionNone:
+		return tiletype.None
+	case CompressionGzip:
+		return tiletype.Gzip
+	case CompressionBrotli:
+		return tiletype.Brotli
+	case CompressionZstd:
+		return tiletype.Zstd
+	}
+	return tiletype.Unknown
+}
+
 // ContentEncoding returns the HTTP content coding of c ("gzip", "br",
 // "zstd"), or "" when bytes stored with c are sent without one (none,
-// unknown).
-func (c Compression) ContentEncoding() string {
-	switch c {
-	case CompressionGzip:
-		return "gzip"
-	case CompressionBrotli:
-		return "br"
-	case CompressionZstd:
-		return "zstd"
-	}
-	return ""
-}
+// unknown): c.Coding().ContentEncoding().
+func (c Compression) ContentEncoding() string { return c.Coding().ContentEncoding() }
 
 // TileType is the PMTiles tile type (header byte 99).
 type TileType uint8
@@ -82,25 +90,18 @@ const (
 	TileTypeMLT     TileType = 6
 )
 
+// Type maps the header code to the shared tile type of spec/edge.md §6.2
+// (codes 0–6 are equal; codes above 6 are tiletype.TypeUnknown).
+func (t TileType) Type() tiletype.Type {
+	if t <= TileTypeMLT {
+		return tiletype.Type(t)
+	}
+	return tiletype.TypeUnknown
+}
+
 // String returns "unknown", "mvt", "png", "jpeg", "webp", "avif" or "mlt";
 // codes above 6 are "unknown" (the header keeps the raw value).
-func (t TileType) String() string {
-	switch t {
-	case TileTypeMVT:
-		return "mvt"
-	case TileTypePNG:
-		return "png"
-	case TileTypeJPEG:
-		return "jpeg"
-	case TileTypeWebP:
-		return "webp"
-	case TileTypeAVIF:
-		return "avif"
-	case TileTypeMLT:
-		return "mlt"
-	}
-	return "unknown"
-}
+func (t TileType) String() string { return t.Type().String() }
 
 // Header is a decoded PMTiles v3 header. Offsets are relative to the start
 // of the file; positions are degrees × 10⁷ as stored.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ronhq/ron/roles/edge/pmtiles"
+	"github.com/ronhq/ron/roles/edge/tiletype"
 )
 
 // The header fields the upstream tests assert for test_fixture_1
@@ -158,6 +159,25 @@ func TestEnumStrings(t *testing.T) {
 	for tt, want := range map[pmtiles.TileType]string{0: "unknown", 1: "mvt", 2: "png", 3: "jpeg", 4: "webp", 5: "avif", 6: "mlt", 7: "unknown"} {
 		if tt.String() != want {
 			t.Errorf("%d: %q", tt, tt.String())
+		}
+	}
+}
+
+// The header enums map onto the shared tiletype values.
+func TestTileTypeAndCoding(t *testing.T) {
+	for tt := range pmtiles.TileType(255) {
+		want := tiletype.Type(tt)
+		if tt > pmtiles.TileTypeMLT {
+			want = tiletype.TypeUnknown
+		}
+		if tt.Type() != want {
+			t.Errorf("TileType %d → %v", tt, tt.Type())
+		}
+	}
+	for c, want := range map[pmtiles.Compression]tiletype.Coding{0: tiletype.Unknown, 1: tiletype.None, 2: tiletype.Gzip,
+		3: tiletype.Brotli, 4: tiletype.Zstd, 5: tiletype.Unknown, 255: tiletype.Unknown} {
+		if c.Coding() != want || c.ContentEncoding() != want.ContentEncoding() {
+			t.Errorf("Compression %d → %v", c, c.Coding())
 		}
 	}
 }

@@ -54,7 +54,7 @@ func checkAllTiles(t *testing.T, r *pmtiles.Reader, tiles []pmtilestest.Tile) {
 // tile entry once.
 func TestLeafArchives(t *testing.T) {
 	tiles := runTiles()
-	for _, ic := range []pmtiles.Compression{pmtiles.CompressionNone, pmtiles.CompressionGzip, pmtiles.CompressionBrotli} {
+	for _, ic := range []pmtiles.Compression{pmtiles.CompressionNone, pmtiles.CompressionGzip, pmtiles.CompressionBrotli, pmtiles.CompressionZstd} {
 		for levels := 0; levels <= pmtiles.MaxLeafLevels; levels++ {
 			t.Run(fmt.Sprintf("%s/%d", ic, levels), func(t *testing.T) {
 				opt := pmtilestest.Options{InternalCompression: ic, TileType: pmtiles.TileTypePNG}
@@ -84,7 +84,7 @@ func TestLeafArchives(t *testing.T) {
 // Every tile type and every tile compression the writer can produce: the
 // header says so and the stored bytes decode to the tile.
 func TestTileTypesAndCompressions(t *testing.T) {
-	comps := []pmtiles.Compression{pmtiles.CompressionUnknown, pmtiles.CompressionNone, pmtiles.CompressionGzip, pmtiles.CompressionBrotli}
+	comps := []pmtiles.Compression{pmtiles.CompressionUnknown, pmtiles.CompressionNone, pmtiles.CompressionGzip, pmtiles.CompressionBrotli, pmtiles.CompressionZstd}
 	type combo struct {
 		tt pmtiles.TileType
 		tc pmtiles.Compression
@@ -115,6 +115,7 @@ func TestTileTypesAndCompressions(t *testing.T) {
 				t.Fatal(err)
 			}
 			plain, _ = io.ReadAll(d)
+			d.Close()
 		}
 		if !bytes.Equal(plain, tileData(2, 3, 1)) {
 			t.Fatalf("%+v: %q", c, plain)
@@ -248,14 +249,17 @@ func TestMetadataAndWarnings(t *testing.T) {
 	checkAllTiles(t, r, pyramid(6))
 }
 
-// zstd internal compression without a decoder is ErrUnsupportedCompression
-// (not ErrInvalid); with one supplied in Options.Codecs it reads.
-func TestZstdCodecHook(t *testing.T) {
+// zstd internal compression decodes with the built-in decoder; an override
+// in Options.Codecs replaces it (here a stand-in that is gzip underneath,
+// which the real zstd decoder would refuse).
+func TestZstdCodec(t *testing.T) {
+	zb := mustBuild(t, pyramid(2), pmtilestest.Options{LeafSize: 3, InternalCompression: pmtiles.CompressionZstd})
+	checkAllTiles(t, mustOpen(t, zb, pmtiles.Options{}), pyramid(2))
 	b := pmtilestest.PatchHeader(mustBuild(t, pyramid(2), pmtilestest.Options{LeafSize: 3}), func(h *pmtiles.Header) {
 		h.InternalCompression = pmtiles.CompressionZstd
 	})
-	if _, err := openBytes(t, b, pmtiles.Options{}); !errors.Is(err, pmtiles.ErrUnsupportedCompression) || errors.Is(err, pmtiles.ErrInvalid) {
-		t.Fatalf("zstd without codec: %v", err)
+	if _, err := openBytes(t, b, pmtiles.Options{}); !errors.Is(err, pmtiles.ErrCorrupt) {
+		t.Fatalf("gzip bytes under a zstd header: %v", err)
 	}
 	codecs := pmtiles.Codecs{pmtiles.CompressionZstd: func(r io.Reader) (io.ReadCloser, error) { return gzip.NewReader(r) }}
 	r := mustOpen(t, b, pmtiles.Options{Codecs: codecs})

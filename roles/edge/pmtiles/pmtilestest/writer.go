@@ -1,6 +1,6 @@
 // Package pmtilestest builds PMTiles v3 archives for tests: leaf directories
 // of any depth, every internal compression the reader decodes (none, gzip,
-// brotli), every tile type and tile compression, run-length entries and
+// brotli, zstd), every tile type and tile compression, run-length entries and
 // deduplicated contents, plus the low-level pieces (directory encoding,
 // assembling sections, header patching) that tests use to craft corrupt
 // archives. It is test support: it favours clarity over speed.
@@ -14,6 +14,7 @@ import (
 	"sort"
 
 	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/zstd"
 	"github.com/ronhq/ron/roles/edge/pmtiles"
 )
 
@@ -191,8 +192,8 @@ func EncodeDirectory(es []pmtiles.Entry) []byte {
 	return b
 }
 
-// Compress compresses b with c: none, gzip or brotli. Other codes (unknown,
-// zstd) are an error: this package has no zstd encoder.
+// Compress compresses b with c: none, gzip, brotli or zstd. Other codes
+// (unknown, 5+) are an error.
 func Compress(c pmtiles.Compression, b []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	switch c {
@@ -206,6 +207,15 @@ func Compress(c pmtiles.Compression, b []byte) ([]byte, error) {
 		}
 	case pmtiles.CompressionBrotli:
 		w := brotli.NewWriter(&buf)
+		_, _ = w.Write(b)
+		if err := w.Close(); err != nil {
+			return nil, err
+		}
+	case pmtiles.CompressionZstd:
+		w, err := zstd.NewWriter(&buf, zstd.WithEncoderConcurrency(1))
+		if err != nil {
+			return nil, err
+		}
 		_, _ = w.Write(b)
 		if err := w.Close(); err != nil {
 			return nil, err
