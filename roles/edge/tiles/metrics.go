@@ -1,0 +1,87 @@
+package tiles
+
+import (
+	"strconv"
+	"sync"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/ronhq/ron/runtime"
+)
+
+// role labels every metric of this package.
+const role = "edge"
+
+// Route templates: the route label of ron_edge_bytes_served_total.
+const (
+	RouteTile     = "/tiles/{name}/{z}/{x}/{y}.{ext}"
+	RouteTileJSON = "/tiles/{name}.json"
+	RoutePacks    = "/packs"
+	RouteArchive  = "/packs/{name}.pmtiles"
+)
+
+// Reasons of ron_edge_rejects_total counted here.
+const (
+	ReasonDecompressCap = "decompress_cap"
+	ReasonInvalidRange  = "invalid_range"
+	// ReasonZoom is details.reason of a tile outside the pack's zoom range
+	// (not a ron_edge_rejects_total reason).
+	ReasonZoom = "zoom"
+)
+
+// tileMetrics holds the package's series; per-pack tile counters are
+// created on first use and kept.
+type tileMetrics struct {
+	m      *runtime.Metrics
+	ranges map[int]*metrics.Counter    // ron_edge_range_requests_total{result}
+	bytes  map[string]*metrics.Counter // ron_edge_bytes_served_total{route}
+	cap    *metrics.Counter            // ron_edge_rejects_total{reason="decompress_cap"}
+	bad    *metrics.Counter            // ron_edge_rejects_total{reason="invalid_range"}
+	tiles  sync.Map                    // pack + "\x00" + status → *metrics.Counter
+}
+
+func newTileMetrics(m *runtime.Metrics) *tileMetrics {
+	if m == nil {
+		m = runtime.NewMetrics(nil)
+	}
+	tm := &tileMetrics{m: m, ranges: map[int]*metrics.Counter{}, bytes: map[string]*metrics.Counter{},
+		cap: m.Counter("edge_rejects_total", "role", role, "reason", ReasonDecompressCap),
+		bad: m.Counter("edge_rejects_total", "role", role, "reason", ReasonInvalidRange)}
+	for _, st := range []int{200, 206, 416} {
+		tm.ranges[st] = m.Counter("edge_range_requests_total", "role", role, "result", strconv.Itoa(st))
+	}
+	for _, r := range []string{RouteTile, RouteTileJSON, RoutePacks, RouteArchive} {
+		tm.bytes[r] = m.Counter("edge_bytes_served_total", "role", role, "route", r)
+	}
+	return tm
+}
+
+// tile counts one tile answer: status is 200, 204, 304 or 404 (a 206 counts
+// as 200). pack is "" for an unknown pack name, so request paths never
+// create series.
+func (tm *tileMetrics) tile(pack string, status int) {
+	if status == 206 {
+		status = 200
+	}
+	key := pack + "\x00" + strconv.Itoa(status)
+	c, ok := tm.tiles.Load(key)
+	if !ok {
+		c, _ = tm.tiles.LoadOrStore(key, tm.m.Counter("edge_tiles_total", "role", role, "pack", pack,
+			"status", strconv.Itoa(status)))
+	}
+	c.(*metrics.Counter).Inc()
+}
+
+// rangeResult counts a GET carrying Range by its outcome (200, 206, 416).
+func (tm *tileMetrics) rangeResult(status int) {
+	if c := tm.ranges[status]; c != nil {
+		c.Inc()
+	}
+}
+
+// served adds n body bytes sent on route.
+func (tm *tileMetrics) served(route string, n int64) {
+	if c := tm.bytes[route]; c != nil && n > 0 {
+		c.Add(int(n))
+	}
+}

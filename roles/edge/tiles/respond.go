@@ -1,0 +1,115 @@
+package tiles
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/ranges"
+)
+
+// body describes one representation to send: its size, media type, the
+// validators and how to copy bytes [off, off+n) of it.
+type body struct {
+	route string // ron_edge_bytes_served_total{route}
+	size  int64
+	ctype string
+	v     ranges.Validators
+	date  time.Time
+	read  func(w io.Writer, off, n int64) error
+}
+
+// serve answers the request for b through the Range/conditional helpers
+// (§2) and returns the status sent: 200, 206 or 304. 412 and 416 come back
+// as error envelopes (416 with Content-Range "bytes */N" and reason
+// invalid_range). The caller has set the representation's other headers
+// (Content-Encoding, Vary). A failure after the headers went out aborts the
+// connection (http.ErrAbortHandler), so no client mistakes a short body for
+// a whole one.
+func (t *Tiles) serve(c echo.Context, s Settings, b body) (int, error) {
+	req, resp := c.Request(), c.Response()
+	plan := ranges.NewPlanFor(req, b.size, b.v, b.ctype, s.MaxRanges)
+	if req.Method == http.MethodGet && req.Header.Get("Range") != "" {
+		t.met.rangeResult(plan.Status)
+	}
+	h := resp.Header()
+	setCommon(h, s, b.v, b.date)
+	switch plan.Status {
+	case http.StatusNotModified:
+		h.Del("Content-Encoding")
+		resp.WriteHeader(http.StatusNotModified)
+		return http.StatusNotModified, nil
+	case http.StatusPreconditionFailed:
+		h.Del("Content-Encoding") // the envelope is not encoded
+		return plan.Status, errPrecondition()
+	case http.StatusRequestedRangeNotSatisfiable:
+		h.Del("Content-Encoding")
+		t.met.bad.Inc()
+		plan.SetHeaders(h, b.size, b.ctype)
+		return plan.Status, httpx.NewError(plan.Status, httpx.CodeRangeNotSatisfiable,
+			"no satisfiable range in %q", req.Header.Get("Range")).WithDetails(map[string]any{"reason": ReasonInvalidRange})
+	}
+	plan.SetHeaders(h, b.size, b.ctype)
+	resp.WriteHeader(plan.Status)
+	if req.Method == http.MethodHead {
+		return plan.Status, nil
+	}
+	cw := &countWriter{w: resp}
+	err := plan.WriteBody(cw, b.size, b.ctype, b.read)
+	t.met.served(b.route, cw.n)
+	if err != nil {
+		t.log.Debug().Err(err).Str("corr_id", httpx.CorrID(c)).Str("route", b.route).Msg("body aborted")
+		panic(http.ErrAbortHandler)
+	}
+	return plan.Status, nil
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (cw *countWriter) Write(p []byte) (int, error) {
+	n, err := cw.w.Write(p)
+	cw.n += int64(n)
+	return n, err
+}
+
+// sliceRead copies ranges of an in-memory representation.
+func sliceRead(data []byte) func(w io.Writer, off, n int64) error {
+	return func(w io.Writer, off, n int64) error {
+		_, err := w.Write(data[off : off+n])
+		return err
+	}
+}
+
+// copyBufSize is the buffer of positioned reads from a pack file.
+const copyBufSize = 64 << 10
+
+var copyBufs = sync.Pool{New: func() any { return new([copyBufSize]byte) }}
+
+// readerAtRead copies ranges of a file through positioned reads; a file
+// shorter than expected is an error (io.ErrUnexpectedEOF).
+func readerAtRead(ra io.ReaderAt) func(w io.Writer, off, n int64) error {
+	return func(w io.Writer, off, n int64) error {
+		buf := copyBufs.Get().(*[copyBufSize]byte)
+		defer copyBufs.Put(buf)
+		got, err := io.CopyBuffer(w, io.NewSectionReader(ra, off, n), buf[:])
+		if err == nil && got != n {
+			err = fmt.Errorf("pack file: %d of %d bytes at %d: %w", got, n, off, io.ErrUnexpectedEOF)
+		}
+		return err
+	}
+}
+
+// errPrecondition is the 412 envelope.
+func errPrecondition() error {
+	return httpx.NewError(http.StatusPreconditionFailed, httpx.CodePreconditionFailed,
+		"If-Match or If-Unmodified-Since failed")
+}
