@@ -1,0 +1,190 @@
+package objects
+
+import (
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/ranges"
+	"github.com/ronhq/ron/roles/edge/httpcache"
+	"github.com/ronhq/ron/store"
+)
+
+// Header values of every object answer.
+const (
+	immutable   = "public, max-age=31536000, immutable"
+	octetStream = "application/octet-stream"
+	// statusHit is the Cache-Status of answers from the cache (§3).
+	statusHit = httpcache.CacheName + "; hit"
+	// maxMediaType is the longest Content-Type recorded (storage's limit).
+	maxMediaType = 255
+)
+
+// etagOf is the strong ETag of an object: "b3:<hex>".
+func etagOf(id store.ID) string { return `"` + id.String() + `"` }
+
+// validators are an object's validators: its ETag only.
+func validators(id store.ID) ranges.Validators { return ranges.Validators{ETag: etagOf(id)} }
+
+// early decides the answers that need neither the cache nor a source: 412
+// when If-Match names other objects only, 304 when If-None-Match names this
+// one (weak comparison). An If-None-Match of "*" alone is left to the
+// answer, which knows whether the object exists.
+func early(r *http.Request, id store.ID) int {
+	st := ranges.CheckConditions(r, validators(id))
+	if st == http.StatusNotModified && ranges.CheckConditions(r, ranges.Validators{ETag: `"-"`}) == http.StatusNotModified {
+		return 0 // matched by "*", which says nothing about this object
+	}
+	return st
+}
+
+// answerEarly writes the 304 of early, or returns its 412.
+func (o *Objects) answerEarly(c echo.Context, id store.ID, st int) error {
+	if st == http.StatusPreconditionFailed {
+		return errPrecondition()
+	}
+	h := c.Response().Header()
+	setObjectHeaders(h, id)
+	h.Set("Cache-Status", statusHit)
+	return c.NoContent(http.StatusNotModified)
+}
+
+// errPrecondition is the 412 envelope.
+func errPrecondition() error {
+	return httpx.NewError(http.StatusPreconditionFailed, httpx.CodePreconditionFailed, "If-Match did not match")
+}
+
+// setObjectHeaders sets the headers of every answer about an object.
+func setObjectHeaders(h http.Header, id store.ID) {
+	h.Set("ETag", etagOf(id))
+	h.Set("Cache-Control", immutable)
+	h.Set("Accept-Ranges", "bytes")
+}
+
+// mediaType is v when it parses as a media type of at most 255 bytes,
+// else application/octet-stream.
+func mediaType(v string) string {
+	if v == "" || len(v) > maxMediaType {
+		return octetStream
+	}
+	if _, _, err := mime.ParseMediaType(v); err != nil {
+		return octetStream
+	}
+	return v
+}
+
+// answer is one representation of an object to send.
+type answer struct {
+	id          store.ID
+	size        int64
+	ctype       string
+	cacheStatus string
+	// plan, when set, was decided already (streamed answers); else it is
+	// decided here from the request.
+	plan *ranges.Plan
+	// wait, when set, blocks until byte off exists (a growing fill), so
+	// that the headers go out only once the answer's first byte can follow.
+	wait func(off int64) error
+	// read copies bytes [off, off+n) to w.
+	read func(w io.Writer, off, n int64) error
+}
+
+// respond answers the request with a through the Range/conditional helpers
+// (spec/edge.md §2). 412 and 416 come back as envelopes (416 with
+// Content-Range "bytes */N" and reason invalid_range). A failure after the
+// headers went out aborts the connection.
+func (o *Objects) respond(c echo.Context, a answer) error {
+	req, resp := c.Request(), c.Response()
+	plan := o.planFor(req, a)
+	h := resp.Header()
+	switch plan.Status {
+	case http.StatusPreconditionFailed:
+		return errPrecondition()
+	case http.StatusRequestedRangeNotSatisfiable:
+		o.met.invalidRange.Inc()
+		plan.SetHeaders(h, a.size, a.ctype)
+		return httpx.NewError(plan.Status, httpx.CodeRangeNotSatisfiable, "no satisfiable range in %q",
+			req.Header.Get("Range")).WithDetails(map[string]any{"reason": ReasonInvalidRange})
+	}
+	if err := a.waitFirst(req, plan); err != nil {
+		return answerError(req.Context(), err)
+	}
+	setObjectHeaders(h, a.id)
+	h.Set("Cache-Status", a.cacheStatus)
+	if plan.Status == http.StatusNotModified {
+		resp.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	plan.SetHeaders(h, a.size, a.ctype)
+	resp.WriteHeader(plan.Status)
+	if req.Method == http.MethodHead {
+		return nil
+	}
+	cw := &countWriter{w: resp}
+	err := plan.WriteBody(cw, a.size, a.ctype, a.read)
+	o.met.served.Add(int(cw.n))
+	if err != nil {
+		o.opt.Log.Debug().Err(err).Str("corr_id", httpx.CorrID(c)).Str("b3_prefix", a.id.Prefix()).Msg("object answer aborted")
+		panic(http.ErrAbortHandler)
+	}
+	return nil
+}
+
+// planFor is a's plan, or the request's against a, counted when the GET
+// carried a Range.
+func (o *Objects) planFor(req *http.Request, a answer) ranges.Plan {
+	var plan ranges.Plan
+	if a.plan != nil {
+		plan = *a.plan
+	} else {
+		plan = ranges.NewPlanFor(req, a.size, validators(a.id), a.ctype, o.limits().MaxRanges)
+	}
+	if req.Method == http.MethodGet && req.Header.Get("Range") != "" {
+		o.met.rangeResult(plan.Status)
+	}
+	return plan
+}
+
+// waitFirst waits, for a GET with a body, until the first byte of the
+// answer exists.
+func (a answer) waitFirst(req *http.Request, plan ranges.Plan) error {
+	if a.wait == nil || req.Method != http.MethodGet || plan.ContentLength == 0 {
+		return nil
+	}
+	switch plan.Status {
+	case http.StatusOK:
+		return a.wait(0)
+	case http.StatusPartialContent:
+		return a.wait(plan.Ranges[0].Start)
+	}
+	return nil
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (cw *countWriter) Write(p []byte) (int, error) {
+	n, err := cw.w.Write(p)
+	cw.n += int64(n)
+	return n, err
+}
+
+// blobRead copies ranges of a stored blob.
+func blobRead(b io.ReaderAt) func(w io.Writer, off, n int64) error {
+	return func(w io.Writer, off, n int64) error {
+		buf := getBuf()
+		defer putBuf(buf)
+		got, err := io.CopyBuffer(w, io.NewSectionReader(b, off, n), buf[:])
+		if err == nil && got != n {
+			err = fmt.Errorf("blob: %d of %d bytes at %d: %w", got, n, off, io.ErrUnexpectedEOF)
+		}
+		return err
+	}
+}
