@@ -186,13 +186,14 @@ func cleanEnv(extra ...string) []string {
 // a node's addresses before it starts (index peers name each other) reserve
 // them with freePorts; a restart reuses them.
 type nodePorts struct {
-	admin, storage, index, registry, gateway string
+	admin, storage, index, registry, gateway, edge string
 }
 
 // freePorts reserves a fresh loopback address for every listener.
 func freePorts(t testing.TB) nodePorts {
 	t.Helper()
-	return nodePorts{admin: freeAddr(t), storage: freeAddr(t), index: freeAddr(t), registry: freeAddr(t), gateway: freeAddr(t)}
+	return nodePorts{admin: freeAddr(t), storage: freeAddr(t), index: freeAddr(t), registry: freeAddr(t), gateway: freeAddr(t),
+		edge: freeAddr(t)}
 }
 
 // nodeOpts configure one `ron serve` process.
@@ -215,6 +216,7 @@ type node struct {
 	index    string // host:port of the index listener
 	registry string // host:port of the registry listener
 	gateway  string // host:port of the gateway listener
+	edge     string // host:port of the edge listener
 	opts     nodeOpts
 	cmd      *exec.Cmd
 	out      *lockedBuffer
@@ -265,9 +267,10 @@ func launch(t *testing.T, o nodeOpts) *node {
 		p = freePorts(t)
 	}
 	n := &node{t: t, name: name, dataDir: o.dataDir, admin: p.admin, storage: p.storage, index: p.index,
-		registry: p.registry, gateway: p.gateway, opts: o, out: &lockedBuffer{}, exited: make(chan struct{})}
+		registry: p.registry, gateway: p.gateway, edge: p.edge, opts: o, out: &lockedBuffer{}, exited: make(chan struct{})}
 	args := append([]string{"serve", "--admin.listen", n.admin, "--storage.listen", n.storage,
-		"--index.listen", n.index, "--registry.listen", n.registry, "--gateway.listen", n.gateway, "--data-dir", n.dataDir}, o.args...)
+		"--index.listen", n.index, "--registry.listen", n.registry, "--gateway.listen", n.gateway,
+		"--edge.listen", n.edge, "--data-dir", n.dataDir}, o.args...)
 	n.cmd = exec.Command(ronBin, args...)
 	n.cmd.Dir = n.dataDir
 	n.cmd.Env = cleanEnv()

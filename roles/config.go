@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/edge"
 	"github.com/ronhq/ron/roles/gateway"
 	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/roles/registry"
@@ -22,7 +23,7 @@ const MaxDrainDeadline = 5 * time.Second
 
 // Config is the root of ron's configuration (ARCHITECTURE §4).
 type Config struct {
-	Roles         []string        `koanf:"roles" help:"roles to run (registry, index, storage, edge, gateway); roles not built yet are refused"`
+	Roles         []string        `koanf:"roles" help:"roles to run (registry, index, storage, edge, gateway)"`
 	DataDir       string          `koanf:"data_dir" help:"data directory, one subfolder per role"`
 	Amnesia       bool            `koanf:"amnesia" help:"keep every role RAM-only: nothing is written to disk"`
 	DrainDeadline time.Duration   `koanf:"drain_deadline" help:"how long in-flight work may drain at shutdown (max 5s)"`
@@ -31,6 +32,7 @@ type Config struct {
 	Registry      registry.Config `koanf:"registry"`
 	Index         index.Config    `koanf:"index"`
 	Storage       storage.Config  `koanf:"storage"`
+	Edge          edge.Config     `koanf:"edge"`
 	Gateway       gateway.Config  `koanf:"gateway"`
 }
 
@@ -57,6 +59,7 @@ func DefaultConfig() Config {
 		Registry:      registry.DefaultConfig(),
 		Index:         index.DefaultConfig(),
 		Storage:       storage.DefaultConfig(),
+		Edge:          edge.DefaultConfig(),
 		Gateway:       gateway.DefaultConfig(),
 	}
 }
@@ -89,7 +92,7 @@ func (c *Config) Validate() error {
 	}
 	for _, l := range []struct{ key, addr string }{
 		{"registry.listen", c.Registry.Listen}, {"index.listen", c.Index.Listen}, {"storage.listen", c.Storage.Listen},
-		{"gateway.listen", c.Gateway.Listen},
+		{"edge.listen", c.Edge.Listen}, {"gateway.listen", c.Gateway.Listen},
 	} {
 		if err := validateListen(l.key, l.addr); err != nil {
 			return err
@@ -103,6 +106,14 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Storage.Validate(); err != nil {
 		return err
+	}
+	if c.Enabled("edge") {
+		if err := c.Edge.Validate(); err != nil {
+			return err
+		}
+		if err := c.Edge.CheckSources(c.Enabled); err != nil {
+			return err
+		}
 	}
 	if c.Enabled("gateway") {
 		if err := c.Gateway.Validate(); err != nil {

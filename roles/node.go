@@ -15,6 +15,7 @@ import (
 
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/sdnotify"
 )
 
 // Node is one running ron process: its config snapshot, logger, metrics,
@@ -31,7 +32,8 @@ type Node struct {
 	roles   map[string]runtime.Role
 	started time.Time
 	version string
-	running chan struct{} // closed once every enabled role has started
+	running chan struct{}   // closed once every enabled role has started
+	sd      *sdnotify.Agent // systemd notifications; nil: none
 }
 
 // Running is closed once the admin plane and every enabled role have started.
@@ -39,6 +41,14 @@ func (n *Node) Running() <-chan struct{} { return n.running }
 
 // AdminAddr is the admin listener's bound address.
 func (n *Node) AdminAddr() string { return n.admin.addr() }
+
+// NotifySystemd makes Run tell systemd (sd_notify) when the node is ready,
+// reloading, stopping and alive, as env says (sdnotify.FromEnv). Call it
+// before Run; an env without a socket changes nothing.
+func (n *Node) NotifySystemd(env sdnotify.Env) {
+	n.sd = sdnotify.New(sdnotify.Options{Sender: env.Sender, Watchdog: env.Watchdog, Ready: n.manager.Readiness,
+		Bus: n.bus, Log: n.log, Metrics: n.metrics})
+}
 
 // configSource reloads the config from the same sources as at start.
 type configSource func() (*Config, error)
@@ -89,6 +99,8 @@ func (n *Node) buildRoles(cfg *Config) error {
 // shutdown is requested, then runs the shutdown sequence. The admin plane
 // stops last.
 func (n *Node) Run(ctx context.Context) error {
+	n.sd.Start()
+	defer n.sd.Stop()
 	if err := n.admin.start(); err != nil {
 		return fmt.Errorf("admin: listen %s: %w", n.cfg.Load().Admin.Listen, err)
 	}
@@ -98,6 +110,7 @@ func (n *Node) Run(ctx context.Context) error {
 		return err
 	}
 	close(n.running)
+	n.sd.CheckReady()
 	n.log.Info().Strs("roles", n.cfg.Load().Roles).Str("admin", n.admin.addr()).Bool("amnesia", n.cfg.Load().Amnesia).Msg("ron is running")
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -119,7 +132,9 @@ func (n *Node) Shutdown(reason string) { n.manager.RequestShutdown(reason) }
 
 // Reload re-reads the config from its sources and applies what can change
 // live; keys that need a restart are rejected by name and nothing changes.
-func (n *Node) Reload() (uint64, error) {
+func (n *Node) Reload() (version uint64, err error) {
+	n.sd.Reloading()
+	defer func() { n.sd.Reloaded(version, err) }()
 	next, err := n.src()
 	if err != nil {
 		return 0, err
@@ -172,6 +187,8 @@ func roleConfig(c *Config, role string) any {
 		return c.Registry
 	case "gateway":
 		return c.Gateway
+	case "edge":
+		return c.Edge
 	}
 	return nil
 }

@@ -13,8 +13,12 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/edge"
+	"github.com/ronhq/ron/roles/gateway"
 	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/roles/storage"
+	"github.com/ronhq/ron/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -30,6 +34,7 @@ func startNode(t testing.TB, mutate func(*Config)) (*Node, string) {
 	cfg.Storage.Listen = "127.0.0.1:0"
 	cfg.Index.Listen = "127.0.0.1:0"
 	cfg.Registry.Listen = "127.0.0.1:0"
+	cfg.Edge.Listen = "127.0.0.1:0"
 	cfg.Gateway.Listen = "127.0.0.1:0"
 	cfg.Log.Level = "error"
 	if mutate != nil {
@@ -197,4 +202,63 @@ func TestReloadAndShutdownOverAPI(t *testing.T) {
 		t.Fatalf("shutdown: %d", code)
 	}
 	<-n.manager.ShutdownDone()
+}
+
+// TestEdgeWiring: in one process the edge fills /o from the co-located
+// storage (in-process), the gateway forwards /edge/… to the co-located
+// edge, and a reload reaches the edge (its restart-only keys refused by
+// name).
+func TestEdgeWiring(t *testing.T) {
+	n, storageAddr := startNode(t, nil)
+	edgeAddr := n.roles["edge"].(*edge.Role).Addr()
+	gatewayAddr := n.roles["gateway"].(*gateway.Role).Addr()
+	body := "hello edge"
+	tok, _, err := n.keys.Mint(auth.MintOptions{Scopes: []string{"storage:write"}, TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("POST", "http://"+storageAddr+"/o", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	id := store.Sum([]byte(body)).String()
+	for _, url := range []string{"http://" + edgeAddr + "/o/" + id, "http://" + gatewayAddr + "/edge/o/" + id} {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(got) != body || resp.Header.Get("ETag") != `"`+id+`"` {
+			t.Fatalf("GET %s = %d %q %v", url, resp.StatusCode, got, resp.Header)
+		}
+	}
+	var packs struct {
+		Packs []any `json:"packs"`
+	}
+	if code := getJSON(t, "GET", "http://"+gatewayAddr+"/edge/packs", "", &packs); code != 200 || packs.Packs == nil {
+		t.Fatalf("gateway /edge/packs: %d %+v", code, packs)
+	}
+	n.src = func() (*Config, error) {
+		c := *n.cfg.Load()
+		c.Edge.TilesCacheControl = "public, max-age=5"
+		return &c, nil
+	}
+	if code := getJSON(t, "POST", "http://"+n.AdminAddr()+"/api/v1/reload", "", nil); code != 200 {
+		t.Fatalf("edge reload: %d", code)
+	}
+	n.src = func() (*Config, error) {
+		c := *n.cfg.Load()
+		c.Edge.FillWorkers = 1
+		return &c, nil
+	}
+	var env struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	if code := getJSON(t, "POST", "http://"+n.AdminAddr()+"/api/v1/reload", "", &env); code != 400 || !strings.Contains(env.Error.Message, "edge.fill_workers") {
+		t.Fatalf("edge restart-only key accepted: %d %+v", code, env)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ronhq/ron/roles/cli"
+	"github.com/ronhq/ron/roles/edge/packcli"
 	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/roles/registry"
 	"github.com/ronhq/ron/roles/storage"
@@ -44,7 +45,7 @@ func NewRootCommand(exit func(code int)) *cobra.Command {
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { a.flags = cmd.Flags() }
 	env := cli.Env{Node: a.node}
 	root.AddCommand(a.serveCommand(), a.statusCommand(), rolesCommand(), a.configCommand(),
-		a.versionCommand(), a.tokenCommand())
+		a.versionCommand(), a.tokenCommand(), a.doctorCommand(), packcli.Command())
 	for _, cmds := range [][]*cobra.Command{storage.Commands(env, a.getenv), index.Commands(env, a.getenv),
 		registry.Commands(env, a.getenv)} {
 		root.AddCommand(cmds...)

@@ -11,6 +11,7 @@ import (
 	"github.com/ronhq/ron/roles/cli"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/config"
+	"github.com/ronhq/ron/runtime/sdnotify"
 )
 
 func (a *app) serveCommand() *cobra.Command {
@@ -35,7 +36,8 @@ func (a *app) serveCommand() *cobra.Command {
 func ptr[T any](v T) *T { return &v }
 
 // serve runs a node until its shutdown sequence ends. SIGINT/SIGTERM start
-// the shutdown, a second one exits 3 at once, SIGHUP reloads.
+// the shutdown, a second one exits 3 at once, SIGHUP reloads. Under systemd
+// ($NOTIFY_SOCKET) the node sends sd_notify messages (runtime/sdnotify).
 func (a *app) serve(ctx context.Context, cfg *Config) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -45,6 +47,11 @@ func (a *app) serve(ctx context.Context, cfg *Config) error {
 	if err != nil {
 		return cli.Exit(cli.ExitFailure, err)
 	}
+	sd, err := sdnotify.FromEnv(os.Getenv, os.Getpid())
+	if err != nil {
+		node.log.Warn().Err(err).Msg("systemd notify environment")
+	}
+	node.NotifySystemd(sd)
 	sigCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { // signals: owned by serve, ends when the node is done

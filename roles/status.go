@@ -18,15 +18,23 @@ import (
 // statusTimeout bounds `ron status`.
 const statusTimeout = 5 * time.Second
 
+// defaultWatchInterval is the redraw period of `ron status -w`.
+const defaultWatchInterval = 2 * time.Second
+
 func (a *app) statusCommand() *cobra.Command {
 	var admin, output string
+	var watch bool
+	var interval time.Duration
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Probe the node: exit 0 ready, 1 not ready or degraded, 2 unreachable",
+		Short: "Probe the node: exit 0 ready, 1 not ready or degraded, 2 unreachable (-w: redraw until Ctrl-C)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "text" && output != "json" {
 				return cli.Exit(cli.ExitFailure, fmt.Errorf("-o must be text or json"))
+			}
+			if interval <= 0 {
+				return cli.Exit(cli.ExitFailure, fmt.Errorf("--interval must be positive"))
 			}
 			if admin == "" {
 				n, err := a.node()
@@ -35,24 +43,39 @@ func (a *app) statusCommand() *cobra.Command {
 				}
 				admin = n.AdminListen
 			}
-			st, raw, err := fetchStatus(cmd.Context(), admin)
-			if err != nil {
-				return cli.Exit(cli.ExitUnreachable, err)
+			if watch {
+				return runWatch(cmd, admin, output, interval)
 			}
-			if output == "json" {
-				_, _ = cmd.OutOrStdout().Write(raw)
-			} else {
-				printStatus(cmd.OutOrStdout(), st)
-			}
-			if !st.Ready {
-				return cli.Exit(cli.ExitFailure, fmt.Errorf("node is not ready"))
-			}
-			return nil
+			return probeStatus(cmd.Context(), cmd.OutOrStdout(), admin, output)
 		},
 	}
 	cmd.Flags().StringVar(&admin, "admin", "", "admin listener HOST:PORT (default: the configured admin.listen)")
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json (with -w: one JSON document per line)")
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "redraw every --interval until Ctrl-C; exit with the last probe's code")
+	cmd.Flags().DurationVar(&interval, "interval", defaultWatchInterval, "redraw period of --watch")
 	return cmd
+}
+
+// probeStatus prints the status once and maps it to the exit code.
+func probeStatus(ctx context.Context, w io.Writer, admin, output string) error {
+	st, raw, err := fetchStatus(ctx, admin)
+	if err != nil {
+		return cli.Exit(cli.ExitUnreachable, err)
+	}
+	if output == "json" {
+		_, _ = w.Write(raw)
+	} else {
+		printStatus(w, st)
+	}
+	return statusExit(st)
+}
+
+// statusExit is nil when st is ready, else ExitFailure.
+func statusExit(st *Status) error {
+	if !st.Ready {
+		return cli.Exit(cli.ExitFailure, fmt.Errorf("node is not ready"))
+	}
+	return nil
 }
 
 // fetchStatus reads /api/v1/status; any failure to get a status document

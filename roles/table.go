@@ -41,7 +41,8 @@ var table = []Entry{
 		Listen: func(c *Config) string { return c.Index.Listen }, New: newIndex},
 	{Name: "storage", Summary: "BLAKE3 content-addressed object store",
 		Listen: func(c *Config) string { return c.Storage.Listen }, New: newStorage},
-	{Name: "edge", Summary: "tile packs and immutable assets with range/cache semantics"},
+	{Name: "edge", Summary: "tile packs and immutable assets with range/cache semantics",
+		Listen: func(c *Config) string { return c.Edge.Listen }, New: newEdge},
 	{Name: "gateway", Summary: "admission-controlled public front door",
 		Listen: func(c *Config) string { return c.Gateway.Listen }, New: newGateway},
 }

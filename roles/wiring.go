@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/edge"
 	"github.com/ronhq/ron/roles/gateway"
 	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/roles/index/indexdb"
@@ -121,6 +122,32 @@ func (l localIndex) Announce(ctx context.Context, recs []indexdb.Announcement) (
 	return index.NewLocalClient(h).Announce(ctx, recs)
 }
 
+// newEdge wires the edge role to the roles of this process (spec/edge.md
+// §3): a co-located storage is its in-process /o source, a co-located index
+// gives it providers.
+func newEdge(d *Deps) (runtime.Role, error) {
+	var l edge.Locals
+	if st, ok := d.Roles["storage"].(*storage.Role); ok {
+		l.Storage = st.Handler
+		l.StorageURL = func() string { return storageURL(d.Config.Storage, st) }
+	}
+	if ix, ok := d.Roles["index"].(*index.Role); ok {
+		l.IndexClient = func() index.Client { return index.NewLocalClient(ix.Handlers()) }
+	}
+	return edge.New(edge.Options{
+		Config:  d.Config.Edge,
+		DataDir: d.Config.DataDir,
+		Amnesia: d.Config.Amnesia,
+		Log:     d.Log,
+		Metrics: d.Metrics,
+		Keys:    d.Keys,
+		Bus:     d.Bus,
+		Version: d.Version,
+		Ops:     d.Ops,
+		Local:   l,
+	}), nil
+}
+
 // newGateway wires the gateway role to the roles of this process: each
 // co-located one is an in-process upstream (spec/gateway.md §2).
 func newGateway(d *Deps) (runtime.Role, error) {
@@ -146,6 +173,9 @@ func gatewayLocals(d *Deps) gateway.Locals {
 	if ix, ok := d.Roles["index"].(*index.Role); ok {
 		l.Index = ix.Handler
 		l.IndexClient = func() index.Client { return index.NewLocalClient(ix.Handlers()) }
+	}
+	if ed, ok := d.Roles["edge"].(*edge.Role); ok {
+		l.Edge = ed.Handler
 	}
 	if rg, ok := d.Roles["registry"].(*registry.Role); ok {
 		l.Registry = rg.Handler

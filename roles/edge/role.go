@@ -1,0 +1,257 @@
+// Package edge is the edge role (spec/edge.md): map-tile packs (PMTiles,
+// MBTiles) with exact Range and conditional semantics, immutable objects
+// filled from storage into the edge's cache, and assets from configured
+// origins behind an RFC 9111 shared cache. The building blocks live in the
+// subpackages (packs, tiles, objects, live, edgecache, fillq); this package
+// is the role: config, lifecycle (§9), routes and shared HTTP behaviour
+// (§1, §2), and the /o fill sources (§3).
+package edge
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/labstack/echo/v4"
+	"github.com/rs/zerolog"
+	"golang.org/x/time/rate"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/edge/edgecache"
+	"github.com/ronhq/ron/roles/edge/fillq"
+	"github.com/ronhq/ron/roles/edge/live"
+	"github.com/ronhq/ron/roles/edge/objects"
+	"github.com/ronhq/ron/roles/edge/packs"
+	"github.com/ronhq/ron/roles/edge/tiles"
+	"github.com/ronhq/ron/runtime"
+)
+
+// Options are what the composition root passes to New.
+type Options struct {
+	Config  Config
+	DataDir string // the cache lives in <DataDir>/edge, packs default to <DataDir>/packs
+	Amnesia bool   // the cache is memory only; nothing is written to disk
+	Log     zerolog.Logger
+	Metrics *runtime.Metrics
+	Keys    *auth.Keyring // mints the bearer of HTTP /o sources
+	Bus     *runtime.Bus
+	Version string
+	Ops     func(e *echo.Echo) // mounts /healthz /readyz /metrics /version; nil = none
+	Local   Locals             // the roles co-located in this process
+}
+
+// Role is the edge role. Build it with New; the runtime manager drives
+// Start, Run and Stop. It implements runtime.Role, Drainer, Readier,
+// Applier, ApplyChecker, Detailer, LastErrorer, TaskGrouper and Addresser.
+type Role struct {
+	opt   Options
+	cfg   *runtime.Snapshot[Config]
+	set   atomic.Pointer[settings] // parsed forms of the config in force
+	log   zerolog.Logger
+	tasks *runtime.TaskGroup
+	met   *edgeMetrics
+	mint  *minter
+
+	server  *httpx.Server
+	cache   *edgecache.Cache
+	packs   *packs.Set
+	queue   *fillq.Queue
+	objects *objects.Objects
+	tiles   *tiles.Tiles
+	live    *live.Live
+	src     *sources
+
+	limiter  atomic.Pointer[rate.Limiter] // nil = rps off
+	started  atomic.Bool
+	draining atomic.Bool
+	applyMu  sync.Mutex // serialises Apply
+	stopOnce sync.Once
+}
+
+// New builds the role without side effects: nothing is opened, bound or
+// dialled.
+func New(opt Options) *Role {
+	if opt.Metrics == nil {
+		opt.Metrics = runtime.NewMetrics(nil)
+	}
+	r := &Role{opt: opt, log: opt.Log.With().Str("role", roleName).Logger()}
+	cfg := opt.Config
+	r.cfg = runtime.NewSnapshot(&cfg)
+	r.tasks = runtime.NewTaskGroup(roleName, r.log, opt.Metrics, runtime.WithBus(opt.Bus))
+	r.mint = &minter{k: opt.Keys, log: r.log}
+	return r
+}
+
+// Name implements runtime.Role.
+func (r *Role) Name() string { return roleName }
+
+// TaskGroup exposes the role's supervised workers to the manager.
+func (r *Role) TaskGroup() *runtime.TaskGroup { return r.tasks }
+
+// Addr is the bound listener address after Start, the configured one before.
+func (r *Role) Addr() string {
+	if r.server == nil {
+		return r.cfg.Load().Listen
+	}
+	return r.server.Addr()
+}
+
+// Handler is the edge's HTTP handler (routes behind the shared chain), for
+// a co-located gateway; nil before Start.
+func (r *Role) Handler() http.Handler {
+	if !r.started.Load() {
+		return nil
+	}
+	return r.server.Echo()
+}
+
+// Start (§9) validates the config, opens the cache (a failure is fatal),
+// mounts the packs, builds the handlers and binds the listener; then it
+// starts the fill workers, the pack watcher and the cache's background
+// reconcile.
+func (r *Role) Start(ctx context.Context) error {
+	cfg := *r.cfg.Load()
+	if err := r.validate(cfg); err != nil {
+		return err
+	}
+	if err := r.build(ctx, cfg); err != nil {
+		return err
+	}
+	if err := r.server.Listen(); err != nil {
+		r.closeParts()
+		return fmt.Errorf("edge: listen %s: %w", cfg.Listen, err)
+	}
+	r.queue.Start(r.tasks, cfg.FillWorkers)
+	r.tasks.Go("pack_watch", r.watchPacks)
+	r.tasks.Go("reconcile", r.reconcile)
+	r.started.Store(true)
+	r.log.Info().Str("listen", r.Addr()).Int("packs", len(r.packs.List())).Strs("sources", r.src.describe).
+		Bool("memory_cache", r.cache.Memory()).Msg("edge listening")
+	return nil
+}
+
+// validate checks cfg on its own and against the co-located roles.
+func (r *Role) validate(cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	return cfg.CheckSources(r.opt.Local.colocated)
+}
+
+// Run serves until ctx ends.
+func (r *Role) Run(ctx context.Context) error {
+	if err := r.server.Run(ctx); err != nil {
+		return fmt.Errorf("edge listener: %w", err)
+	}
+	return nil
+}
+
+// Drain (shutdown step 2): the fill queue closes (new fills and queued
+// jobs answer 503 draining), readiness turns false. Hits are still served.
+func (r *Role) Drain() {
+	r.draining.Store(true)
+	if r.queue != nil {
+		r.queue.Close()
+	}
+	if r.server != nil {
+		r.server.Drain()
+	}
+}
+
+// Stop (§9): after Drain, running fills and in-flight requests drain
+// until ctx's deadline; fills still running then are aborted (their temp
+// data deleted, counted in ron_tasks_aborted_total{kind="fill"}) and open
+// connections closed. The watcher and the workers stop; packs and the
+// cache close once their last read has finished.
+func (r *Role) Stop(ctx context.Context) error {
+	r.Drain()
+	if r.server != nil {
+		var aborted int
+		var wg sync.WaitGroup
+		wg.Go(func() { aborted = r.queue.Drain(ctx) })
+		conns := r.server.Shutdown(ctx)
+		wg.Wait()
+		if aborted > 0 || conns > 0 {
+			r.log.Warn().Int("fills", aborted).Int("connections", conns).Msg("drain deadline passed: aborted")
+		}
+	}
+	r.tasks.Stop(ctx)
+	r.closeParts()
+	return nil
+}
+
+// closeParts releases what build opened, once.
+func (r *Role) closeParts() {
+	r.stopOnce.Do(func() {
+		if r.live != nil {
+			r.live.Close()
+		}
+		if r.src != nil {
+			r.src.close()
+		}
+		if r.packs != nil {
+			r.packs.Close()
+		}
+		if r.cache != nil {
+			if err := r.cache.Close(); err != nil {
+				r.log.Warn().Err(err).Msg("cache close")
+			}
+		}
+	})
+}
+
+// Ready (§9): every pack that failed to mount (unless skipped) is missing
+// as edge:pack:<name>; the fill queue at ≥ 80 % (until < 50 %) is degraded
+// as edge:fill_queue. Origins and storage are never probed.
+func (r *Role) Ready(context.Context) runtime.Readiness {
+	var rd runtime.Readiness
+	if !r.started.Load() || r.draining.Load() {
+		rd.Missing = []string{roleName}
+		return rd
+	}
+	rd.Missing = r.packs.Missing()
+	if r.queue.Degraded() {
+		rd.Degraded = []string{roleName + ":fill_queue"}
+	}
+	return rd
+}
+
+// LastError is the last pack (re)mount failure (§4.3: a replaced file that
+// fails verification keeps the old version serving; the failure shows
+// here, not in readiness).
+func (r *Role) LastError() string {
+	if !r.started.Load() {
+		return ""
+	}
+	return r.packs.LastError()
+}
+
+// Details is the role's object in /api/v1/status: packs, cache, queue,
+// origins and sources.
+func (r *Role) Details() any {
+	if !r.started.Load() {
+		return map[string]any{}
+	}
+	s := r.set.Load()
+	origins := make([]string, 0, len(s.live.Origins))
+	for _, o := range s.live.Origins {
+		origins = append(origins, o.Name)
+	}
+	return map[string]any{
+		"packs":   r.packs.Status(),
+		"cache":   r.cacheDetails(s.cfg),
+		"queue":   map[string]int{"depth": r.queue.Len(), "capacity": r.queue.Cap()},
+		"origins": origins,
+		"sources": r.src.describe,
+	}
+}
+
+// cacheDetails is the cache's part of Details.
+func (r *Role) cacheDetails(cfg Config) map[string]any {
+	st := r.cache.Stats()
+	return map[string]any{"bytes": st.Bytes, "entries": st.Entries, "blobs": st.Blobs, "memory": r.cache.Memory(),
+		"max_bytes": cfg.cacheBudget(r.opt.Amnesia)}
+}

@@ -1,0 +1,197 @@
+package edge
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ronhq/ron/httpx"
+)
+
+var readMethods = []string{http.MethodGet, http.MethodHead}
+
+// Route templates (spec/edge.md §1). The CORS routes answer OPTIONS as a
+// preflight; /assets/* takes every method, extension methods included.
+const (
+	routeObject = "/o/:b3"
+	routePacks  = "/packs"
+	routePack   = "/packs/*"
+	routeTiles  = "/tiles/*"
+	routeAssets = "/assets/*"
+)
+
+// corsRoutes get the CORS headers and the preflight of §2.
+var corsRoutes = []string{routeObject, routePacks, routePack, routeTiles}
+
+// opsRoutes are mounted by Ops; the role's own limits and deadline skip them.
+var opsRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true, "/version": true}
+
+// handlers are the route handlers of §1.
+type handlers struct {
+	object, packs, tiles, assets echo.HandlerFunc
+}
+
+// mount adds the §1 routes with the role's handlers, and the Ops routes.
+func (r *Role) mount(e *echo.Echo) {
+	r.mountWith(e, handlers{object: r.objects.Serve, packs: r.tiles.ServePacks, tiles: r.tiles.ServeTiles,
+		assets: r.live.Serve})
+	if r.opt.Ops != nil {
+		r.opt.Ops(e)
+	}
+}
+
+// mountWith adds the §1 routes with h behind the role's middleware: guard
+// → rate limit → deadline (and CORS).
+func (r *Role) mountWith(e *echo.Echo, h handlers) {
+	e.Use(r.guard, r.rateLimit, r.deadline)
+	e.Match(readMethods, routeObject, h.object)
+	e.Match(readMethods, routePacks, h.packs)
+	e.Match(readMethods, routePack, h.packs)
+	e.Match(readMethods, routeTiles, h.tiles)
+	for _, p := range corsRoutes {
+		e.OPTIONS(p, r.preflight)
+	}
+	// Any covers the methods echo knows; the not-found route of the same
+	// path takes the others (M-SEARCH, …), which the live fill answers.
+	e.Any(routeAssets, h.assets)
+	e.RouteNotFound(routeAssets, h.assets)
+}
+
+// guard applies to every request: X-Content-Type-Options: nosniff;
+// CONNECT and TRACE → 405; an absolute-form request target (a proxy
+// request) → 403 forbidden. Both refusals carry reason not_allowed.
+func (r *Role) guard(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Response().Header().Set("X-Content-Type-Options", "nosniff")
+		req := c.Request()
+		switch {
+		case req.Method == http.MethodConnect || req.Method == http.MethodTrace:
+			r.met.reject(ReasonNotAllowed)
+			c.Response().Header().Set("Allow", allowOf(c.Path()))
+			return withReason(httpx.NewError(http.StatusMethodNotAllowed, httpx.CodeMethodNotAllowed,
+				"%s is not served", req.Method), ReasonNotAllowed)
+		case absoluteForm(req):
+			r.met.reject(ReasonNotAllowed)
+			return withReason(httpx.NewError(http.StatusForbidden, httpx.CodeForbidden,
+				"the edge is not a forward proxy: absolute-form request targets are refused"), ReasonNotAllowed)
+		}
+		return next(c)
+	}
+}
+
+// absoluteForm reports whether the request target was not origin-form
+// ("/path"): absolute-form ("http://host/…"). "*" (OPTIONS) passes.
+func absoluteForm(req *http.Request) bool {
+	t := req.RequestURI
+	return t != "" && t != "*" && !strings.HasPrefix(t, "/")
+}
+
+// allowOf is the Allow value of a route template.
+func allowOf(route string) string {
+	switch route {
+	case routeObject, routePacks, routePack, routeTiles:
+		return "GET, HEAD, OPTIONS"
+	}
+	if opsRoutes[route] {
+		return "GET"
+	}
+	return "GET, HEAD"
+}
+
+// rateLimit is the listener's rps bucket (§2: 0 = off; over-rate → 429
+// rate_limited, reason rate_limit). The role keeps it rather than the
+// shared server so the refusal carries and counts its reason.
+func (r *Role) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if lim := r.limiter.Load(); lim != nil && !opsRoutes[c.Path()] && !lim.Allow() {
+			r.met.reject(ReasonRateLimit)
+			return withReason(httpx.NewError(http.StatusTooManyRequests, httpx.CodeRateLimited,
+				"request rate limit exceeded"), ReasonRateLimit)
+		}
+		return next(c)
+	}
+}
+
+// deadline gives the handler its deadline (§2: request_timeout or a
+// shorter Request-Timeout, to the first byte), paces the writes of the
+// body, adds the CORS headers on the CORS routes, and turns a deadline
+// that passed before the first byte into 504 timeout (reason timeout).
+func (r *Role) deadline(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if opsRoutes[c.Path()] {
+			return next(c)
+		}
+		s := r.set.Load()
+		req, resp := c.Request(), c.Response()
+		d, err := requestTimeout(req, s.cfg.RequestTimeout)
+		if err != nil {
+			return err
+		}
+		var committed atomic.Bool
+		resp.Before(func() { committed.Store(true) })
+		if isCORSRoute(c.Path()) && req.Method != http.MethodOptions {
+			resp.Before(func() { s.cors.apply(resp.Header(), req) })
+		}
+		ctx, stop := firstByte(req.Context(), d, &committed)
+		defer stop()
+		// The server's write timeout would cut a body still waiting for its
+		// first byte; the chunks then get their own deadlines.
+		_ = http.NewResponseController(resp.Writer).SetWriteDeadline(time.Now().Add(d + writeChunkTimeout))
+		resp.Writer = newChunkWriter(resp.Writer, r.met.writeTimeout.Inc)
+		c.SetRequest(req.WithContext(ctx))
+		return r.timedOut(c, ctx, next(c))
+	}
+}
+
+// timedOut maps the handler's result: a deadline that passed before the
+// first byte becomes 504 timeout with reason timeout (counted); a 504
+// timeout envelope of a building block without a reason gets that reason
+// (and is counted here).
+func (r *Role) timedOut(c echo.Context, ctx context.Context, err error) error {
+	if err == nil || c.Response().Committed {
+		return err
+	}
+	var he *httpx.Error
+	switch {
+	case errors.As(err, &he):
+		if he.Code == httpx.CodeTimeout && he.Details["reason"] == nil {
+			r.met.reject(ReasonTimeout)
+			return withReason(he, ReasonTimeout)
+		}
+		return err
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
+		r.met.reject(ReasonTimeout)
+		return withReason(httpx.NewError(http.StatusGatewayTimeout, httpx.CodeTimeout, "request deadline exceeded"), ReasonTimeout)
+	}
+	return err
+}
+
+// preflight answers OPTIONS on a CORS route (§2): 204, no body.
+func (r *Role) preflight(c echo.Context) error {
+	r.set.Load().cors.preflight(c.Response().Header(), c.Request())
+	return c.NoContent(http.StatusNoContent)
+}
+
+// isCORSRoute reports whether route is one of corsRoutes.
+func isCORSRoute(route string) bool {
+	switch route {
+	case routeObject, routePacks, routePack, routeTiles:
+		return true
+	}
+	return false
+}
+
+// withReason returns a copy of e whose details carry reason.
+func withReason(e *httpx.Error, reason string) *httpx.Error {
+	d := make(map[string]any, len(e.Details)+1)
+	for k, v := range e.Details {
+		d[k] = v
+	}
+	d["reason"] = reason
+	return e.WithDetails(d)
+}

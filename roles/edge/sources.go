@@ -1,0 +1,194 @@
+package edge
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/httpx/client"
+	"github.com/ronhq/ron/httpx/inproc"
+	"github.com/ronhq/ron/roles/edge/objects"
+	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/store"
+)
+
+// Locals are the roles running in the edge's process (spec/edge.md §3). A
+// nil func means the role is not co-located. The roles start before the
+// edge, but the edge is built before any of them starts, so Storage is
+// looked up per request (nil: 503 not_ready) and IndexClient at Start.
+type Locals struct {
+	Storage     func() http.Handler
+	StorageURL  func() string // the co-located storage's advertised URL, skipped among providers
+	IndexClient func() index.Client
+}
+
+// colocated reports whether role runs in this process.
+func (l Locals) colocated(role string) bool {
+	switch role {
+	case "storage":
+		return l.Storage != nil
+	case "index":
+		return l.IndexClient != nil
+	}
+	return false
+}
+
+// inProcessBase is the base URL of the in-process storage source.
+const inProcessBase = "http://storage.inproc"
+
+// LinkPrincipalID is the Claims.ID of the principal of in-process fills.
+const LinkPrincipalID = "edge-link"
+
+// linkScopes are the scopes of the edge's fills: reads only.
+var linkScopes = []string{"storage:read", "index:read"}
+
+// linkPrincipal is the principal in-process fills carry: the scopes of the
+// minted token, no tenant, no expiry. Shared: read-only.
+var linkPrincipal = &auth.Claims{ID: LinkPrincipalID, Scopes: linkScopes}
+
+// sources are the /o fill sources of §3 and what they hold open.
+type sources struct {
+	storage        *objects.Source
+	providers      func(ctx context.Context, id store.ID) ([]string, error)
+	providerClient *http.Client
+	index          index.Client
+	storageURL     func() string
+	maxProviders   func() int
+
+	transport, providerTransport *http.Transport
+	httpIndex                    *index.HTTPClient // closed at stop; nil when in-process or none
+	describe                     []string
+}
+
+// sourceOptions are what newSources needs from the role.
+type sourceOptions struct {
+	cfg          Config
+	local        Locals
+	token        func() string // bearer of HTTP sources ("" = none)
+	maxProviders func() int
+	opt          client.Options // index client defaults: metrics, role
+}
+
+// newSources builds the sources of cfg: the in-process storage, else
+// storage_url; the co-located index, else index_url, for providers.
+func newSources(so sourceOptions) *sources {
+	s := &sources{transport: newTransport(), providerTransport: providerTransport(), maxProviders: so.maxProviders,
+		storageURL: func() string { return so.cfg.StorageURL }}
+	s.providerClient = &http.Client{Transport: s.providerTransport, CheckRedirect: noRedirects}
+	switch {
+	case so.local.Storage != nil:
+		s.storage = &objects.Source{Name: "storage", BaseURL: inProcessBase, InProcess: true,
+			Client:  &http.Client{Transport: inproc.New(lazyHandler(so.local.Storage)), CheckRedirect: noRedirects},
+			Prepare: withLinkPrincipal}
+		s.describe = append(s.describe, "storage (in-process)")
+		if so.local.StorageURL != nil {
+			s.storageURL = so.local.StorageURL
+		}
+	case so.cfg.StorageURL != "":
+		s.storage = &objects.Source{Name: "storage", BaseURL: strings.TrimSuffix(so.cfg.StorageURL, "/"),
+			Client:  &http.Client{Transport: s.transport, CheckRedirect: noRedirects},
+			Prepare: withBearer(so.token)}
+		s.describe = append(s.describe, "storage (http)")
+	}
+	s.buildIndex(so)
+	if s.index != nil {
+		s.providers = s.providerURLs
+	}
+	return s
+}
+
+// buildIndex picks the index of the providers lookup.
+func (s *sources) buildIndex(so sourceOptions) {
+	switch {
+	case so.local.IndexClient != nil:
+		s.index = so.local.IndexClient()
+		s.describe = append(s.describe, "index (in-process)")
+	case so.cfg.IndexURL != "":
+		opt := so.opt
+		opt.HTTP, opt.Timeout = &http.Client{Transport: s.transport}, so.cfg.FillTimeout
+		tok := so.token
+		s.httpIndex = index.NewHTTPClient(so.cfg.IndexURL, func(context.Context) (string, error) { return tok(), nil }, opt)
+		s.index = s.httpIndex
+		s.describe = append(s.describe, "index (http)")
+	}
+}
+
+// providerURLs lists up to max_providers provider base URLs of id from the
+// index, without the storage source already asked. An index that knows
+// none (404) is an empty list.
+func (s *sources) providerURLs(ctx context.Context, id store.ID) ([]string, error) {
+	n := s.maxProviders()
+	list, err := s.index.Providers(ctx, id, "", min(n+1, 64))
+	if err != nil {
+		var he *httpx.Error
+		if errors.As(err, &he) && he.Status == http.StatusNotFound {
+			return nil, nil
+		}
+		return nil, err
+	}
+	self := strings.TrimSuffix(s.storageURL(), "/")
+	out := make([]string, 0, min(len(list.Providers), n))
+	for _, p := range list.Providers {
+		if addr := strings.TrimSuffix(p.Addr, "/"); addr != "" && addr != self && len(out) < n {
+			out = append(out, addr)
+		}
+	}
+	return out, nil
+}
+
+// close releases idle connections of the HTTP sources.
+func (s *sources) close() {
+	if s.httpIndex != nil {
+		s.httpIndex.Close()
+	}
+	s.transport.CloseIdleConnections()
+	s.providerTransport.CloseIdleConnections()
+}
+
+// withLinkPrincipal makes an in-process request act as the edge's link
+// principal (auth.WithClaims): co-located storage with private reads
+// accepts it without a token.
+func withLinkPrincipal(req *http.Request) {
+	*req = *req.WithContext(auth.WithClaims(req.Context(), linkPrincipal))
+}
+
+// withBearer returns a Prepare adding "Authorization: Bearer <token>" when
+// token gives one.
+func withBearer(token func() string) func(*http.Request) {
+	return func(req *http.Request) {
+		if t := token(); t != "" {
+			req.Header.Set("Authorization", "Bearer "+t)
+		}
+	}
+}
+
+// noRedirects makes a source's 3xx the answer: sources are never followed
+// elsewhere.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// lazyHandler serves through a co-located role's handler looked up per
+// request; before the role has started it answers 503 not_ready.
+type lazyHandler func() http.Handler
+
+func (f lazyHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	h := f()
+	if h == nil {
+		httpx.WriteError(w, req.Header.Get(httpx.HeaderCorrID),
+			httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNotReady, "the co-located storage role has not started"))
+		return
+	}
+	h.ServeHTTP(w, req)
+}
+
+// newTransport is the transport of HTTP sources (storage_url, index_url).
+func newTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 64
+	t.IdleConnTimeout = 90 * time.Second
+	t.ResponseHeaderTimeout = 0 // each fill bounds its own attempts
+	return t
+}
