@@ -54,7 +54,7 @@ func NotModifiedHeader(stored http.Header) http.Header {
 	out := http.Header{}
 	for _, name := range notModifiedFields {
 		if v := stored.Values(name); len(v) > 0 {
-			out[name] = slices.Clone(v)
+			out[http.CanonicalHeaderKey(name)] = slices.Clone(v)
 		}
 	}
 	return out

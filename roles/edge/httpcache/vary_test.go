@@ -168,4 +168,7 @@ func TestNotModifiedHeader(t *testing.T) {
 			t.Errorf("%s in 304", f)
 		}
 	}
+	if got.Get("ETag") != `"a"` || got.Get("Content-Location") != "/x" {
+		t.Errorf("ETag %q, Content-Location %q: keys must be canonical for Get", got.Get("ETag"), got.Get("Content-Location"))
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -89,9 +90,7 @@ func (k *call) writeWhole(st *httpcache.Stored, src source, size int64, age, cs 
 // write304 answers Not Modified from a stored response (§7.4).
 func (k *call) write304(st *httpcache.Stored, age, cs string) error {
 	h := k.c.Response().Header()
-	for name, vs := range httpcache.NotModifiedHeader(st.Header) {
-		h[http.CanonicalHeaderKey(name)] = vs
-	}
+	maps.Copy(h, httpcache.NotModifiedHeader(st.Header))
 	h.Set("Age", age)
 	h.Set("Cache-Status", cs)
 	k.c.Response().WriteHeader(http.StatusNotModified)
