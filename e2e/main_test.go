@@ -301,7 +301,7 @@ func (n *node) restart() *node {
 	n.t.Helper()
 	o := n.opts
 	o.dataDir = n.dataDir
-	o.ports = nodePorts{admin: n.admin, storage: n.storage, index: n.index, registry: n.registry, gateway: n.gateway}
+	o.ports = nodePorts{admin: n.admin, storage: n.storage, index: n.index, registry: n.registry, gateway: n.gateway, edge: n.edge}
 	return startNode(n.t, o)
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/ui"
 	"github.com/ronhq/ron/runtime"
 )
 
@@ -32,6 +33,7 @@ func newAdminPlane(n *Node) *adminPlane {
 	})}
 	e := a.server.Echo()
 	mountOps(e, n)
+	ui.Mount(e)
 	api := e.Group("/api/v1")
 	api.GET("/status", a.handleStatus)
 	api.POST("/reload", a.handleReload, a.requireAdmin)
