@@ -1,40 +1,24 @@
 package edge
 
-import "fmt"
+import "github.com/ronhq/ron/runtime"
 
 // CheckApply reports whether Apply would accept cfg: an edge Config that
 // validates, with listen, storage_url, index_url, fill_workers and
 // fill_queue_cap unchanged (§10: not live, rejected by name).
 func (r *Role) CheckApply(cfg any) error {
-	n, ok := cfg.(Config)
-	if !ok {
-		return fmt.Errorf("apply got %T", cfg)
-	}
-	if err := r.validate(n); err != nil {
-		return err
-	}
-	if keys := r.cfg.Load().restartOnly(n); len(keys) > 0 {
-		return fmt.Errorf("these keys need a restart: %v", keys)
-	}
-	return nil
+	_, err := r.reconfig().Check(cfg)
+	return err
 }
 
 // Apply hot-reloads every other key (§10): origins, pack sources and
 // checks, cache budgets (shrinking evicts at once), limits, timeouts,
-// CORS, tokens and tile settings.
-func (r *Role) Apply(cfg any) error {
-	if err := r.CheckApply(cfg); err != nil {
-		return err
-	}
-	n := cfg.(Config)
-	r.applyMu.Lock()
-	defer r.applyMu.Unlock()
-	old := *r.cfg.Load()
-	r.cfg.Store(&n)
-	if !r.started.Load() {
-		return nil // not started: Start reads the new config
-	}
-	return r.reconfigure(old, n)
+// CORS, tokens and tile settings. Before Start it only stores cfg.
+func (r *Role) Apply(cfg any) error { return r.reconfig().Apply(cfg) }
+
+// reconfig is the role's reload sequence (runtime.Reconfig).
+func (r *Role) reconfig() *runtime.Reconfig[Config] {
+	return &runtime.Reconfig[Config]{Role: roleName, Config: r.cfg, Lock: &r.applyMu, Validate: r.validate,
+		RestartOnly: Config.restartOnly, Running: r.started.Load, Reconfigure: r.reconfigure}
 }
 
 // reconfigure applies a validated config to the running role.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ronhq/ron/httpx/netcfg"
 	"github.com/ronhq/ron/roles/edge/live"
 )
 
@@ -56,9 +57,8 @@ func (c Config) checkURLs() error {
 		if u.url == "" {
 			continue
 		}
-		p, err := url.Parse(u.url)
-		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.User != nil || p.RawQuery != "" || p.Fragment != "" {
-			return keyError(u.key, "%q is not an http(s) base URL without user info, query or fragment", u.url)
+		if err := netcfg.CheckBaseURL(u.url); err != nil {
+			return keyError(u.key, "%v", err)
 		}
 	}
 	return nil
@@ -177,17 +177,9 @@ func (c Config) checkOrigins() error {
 
 // trustedPrefixes parses trusted_proxies (a bare address is its /32 or /128).
 func (c Config) trustedPrefixes() ([]netip.Prefix, error) {
-	out := make([]netip.Prefix, 0, len(c.TrustedProxy))
-	for _, s := range c.TrustedProxy {
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			a, aerr := netip.ParseAddr(s)
-			if aerr != nil {
-				return nil, keyError("trusted_proxies", "%q is not a CIDR or an address", s)
-			}
-			p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
-		}
-		out = append(out, p.Masked())
+	out, err := netcfg.Prefixes(c.TrustedProxy)
+	if err != nil {
+		return nil, keyError("trusted_proxies", "%v", err)
 	}
 	return out, nil
 }

@@ -240,33 +240,19 @@ func (r *Role) Details() any {
 // CheckApply reports whether Apply would accept cfg: a gateway Config that
 // validates, with listen and the upstream URLs unchanged.
 func (r *Role) CheckApply(cfg any) error {
-	n, ok := cfg.(Config)
-	if !ok {
-		return fmt.Errorf("gateway: Apply got %T", cfg)
-	}
-	if err := r.validate(n); err != nil {
-		return err
-	}
-	if keys := r.cfg.Load().restartOnly(n); len(keys) > 0 {
-		return fmt.Errorf("these keys need a restart: %v", keys)
-	}
-	return nil
+	_, err := r.reconfig().Check(cfg)
+	return err
 }
 
 // Apply hot-reloads every key but listen and the upstream URLs (§7).
-func (r *Role) Apply(cfg any) error {
-	if err := r.CheckApply(cfg); err != nil {
-		return err
-	}
-	n := cfg.(Config)
-	r.applyMu.Lock()
-	defer r.applyMu.Unlock()
-	old := *r.cfg.Load()
-	r.cfg.Store(&n)
-	if r.server == nil {
-		return nil // not started: Start reads the new config
-	}
-	return r.reconfigure(old, n)
+// Before Start it only stores cfg.
+func (r *Role) Apply(cfg any) error { return r.reconfig().Apply(cfg) }
+
+// reconfig is the role's reload sequence (runtime.Reconfig); the role runs
+// once Start has built its server.
+func (r *Role) reconfig() *runtime.Reconfig[Config] {
+	return &runtime.Reconfig[Config]{Role: roleName, Config: r.cfg, Lock: &r.applyMu, Validate: r.validate,
+		RestartOnly: Config.restartOnly, Running: func() bool { return r.server != nil }, Reconfigure: r.reconfigure}
 }
 
 // corsFor returns the CORS policy in force.

@@ -2,15 +2,12 @@ package gateway
 
 import (
 	"context"
-	"fmt"
-	"net"
 	"net/http"
-	"net/netip"
-	"syscall"
 	"time"
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
+	"github.com/ronhq/ron/httpx/safedial"
 	"github.com/ronhq/ron/roles/gateway/upstream"
 	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/roles/registry/api"
@@ -135,27 +132,8 @@ func newTransport() *http.Transport {
 // providerTransport is the transport of provider reads. Provider URLs come
 // from the index and are not trusted: besides the URL checks of the
 // fetcher, a host name that resolves to a link-local, multicast or
-// unspecified address is refused when dialling.
-func providerTransport() *http.Transport {
-	t := newTransport()
-	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second, Control: refuseUnroutable}
-	t.DialContext = d.DialContext
-	return t
-}
-
-// refuseUnroutable is a dial Control that refuses addresses no provider
-// may have.
-func refuseUnroutable(_, address string, _ syscall.RawConn) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return err
-	}
-	a := ap.Addr().Unmap()
-	if a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsMulticast() || a.IsUnspecified() || a.IsInterfaceLocalMulticast() {
-		return fmt.Errorf("provider address %s is not routable", a)
-	}
-	return nil
-}
+// unspecified address is refused when dialling (package safedial).
+func providerTransport() *http.Transport { return safedial.Guard(newTransport()) }
 
 // links lists the configured links.
 func (u *upstreams) links() []*upstream.Link {

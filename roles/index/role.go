@@ -377,35 +377,27 @@ func (r *Role) Details() any {
 // CheckApply reports whether Apply would accept cfg: an index Config that
 // validates, with listen unchanged (the one key that needs a restart).
 func (r *Role) CheckApply(cfg any) error {
-	n, ok := cfg.(Config)
-	if !ok {
-		return fmt.Errorf("index: Apply got %T", cfg)
-	}
-	if err := n.Validate(); err != nil {
-		return err
-	}
-	cur := r.cfg.Load()
-	if keys := cur.restartOnly(n); len(keys) > 0 {
-		return fmt.Errorf("these keys need a restart: %v", keys)
-	}
-	return nil
+	_, err := r.reconfig().Check(cfg)
+	return err
 }
 
 // Apply hot-reloads every key but listen: peers and the lookup, retry and
 // breaker settings (the peer source is rebuilt when they change), cache
 // size and TTLs, ingress and admission limits, the per-IP bucket,
 // public_reads, provider TTLs, janitor settings and compat_routes.
-func (r *Role) Apply(cfg any) error {
-	if err := r.CheckApply(cfg); err != nil {
-		return err
-	}
-	n := cfg.(Config)
-	r.applyMu.Lock()
-	defer r.applyMu.Unlock()
-	r.cfg.Store(&n)
-	if r.h == nil || r.stopped {
-		return nil // not running: nothing to reconfigure
-	}
+func (r *Role) Apply(cfg any) error { return r.reconfig().Apply(cfg) }
+
+// reconfig is the role's reload sequence (runtime.Reconfig); the role runs
+// between Start and Stop.
+func (r *Role) reconfig() *runtime.Reconfig[Config] {
+	return &runtime.Reconfig[Config]{Role: roleName, Config: r.cfg, Lock: &r.applyMu, Validate: Config.Validate,
+		RestartOnly: Config.restartOnly, Running: func() bool { return r.h != nil && !r.stopped },
+		Reconfigure: func(_, n Config) error { return r.reconfigure(n) }}
+}
+
+// reconfigure applies a validated config to the running role. Callers
+// hold applyMu.
+func (r *Role) reconfigure(n Config) error {
 	r.db.SetLimits(n.limits())
 	if err := r.cache.Reconfigure(cache.Config{Entries: n.CacheEntries, TTL: n.CacheTTL, NegTTL: n.NegCacheTTL}); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/config"
 )
 
@@ -14,15 +15,36 @@ import (
 // three queue capacities and segment_records. A rejection counts in
 // ron_registry_reload_fail_total{reason} and names the keys.
 func (r *Role) CheckApply(cfg any) error {
-	n, ok := cfg.(Config)
-	if !ok {
-		return fmt.Errorf("registry: Apply got %T", cfg)
-	}
+	_, err := r.reconfig().Check(cfg)
+	return err
+}
+
+// Apply hot-reloads the live keys of §7: advertise_url, the ingress
+// limits, public_reads, read_only (a freeze or unfreeze audit event),
+// proposal and tombstone TTLs, max_open_proposals, max_payload_bytes,
+// clock_skew, commit_timeout, group_commit_max, checkpoint_max_lag, the
+// retention keys, the verifier keys and the stream keys. Any other change
+// rejects the whole reload (CheckApply).
+func (r *Role) Apply(cfg any) error { return r.reconfig().Apply(cfg) }
+
+// reconfig is the role's reload sequence (runtime.Reconfig).
+func (r *Role) reconfig() *runtime.Reconfig[Config] {
+	return &runtime.Reconfig[Config]{Role: roleName, Config: r.cfg, Lock: &r.applyMu,
+		Validate: r.validate, Refuse: r.checkKeys, Reconfigure: r.reconfigure}
+}
+
+// validate checks a candidate config on its own, counting a failure.
+func (r *Role) validate(n Config) error {
 	if err := n.Validate(); err != nil {
 		r.met.reloadFail(reloadInvalid)
 		return err
 	}
-	cur := r.cfg.Load()
+	return nil
+}
+
+// checkKeys refuses a reload that changes a forbidden or restart-only key,
+// counting the refusal.
+func (r *Role) checkKeys(cur, n Config) error {
 	if keys := cur.forbidden(n); len(keys) > 0 {
 		r.met.reloadFail(reloadForbidden)
 		return fmt.Errorf("these keys cannot change on a reload (forbidden_config): %s", strings.Join(keys, ", "))
@@ -34,24 +56,13 @@ func (r *Role) CheckApply(cfg any) error {
 	return nil
 }
 
-// Apply hot-reloads the live keys of §7: advertise_url, the ingress
-// limits, public_reads, read_only (a freeze or unfreeze audit event),
-// proposal and tombstone TTLs, max_open_proposals, max_payload_bytes,
-// clock_skew, commit_timeout, group_commit_max, checkpoint_max_lag, the
-// retention keys, the verifier keys and the stream keys. Any other change
-// rejects the whole reload (CheckApply).
-func (r *Role) Apply(cfg any) error {
-	if err := r.CheckApply(cfg); err != nil {
-		return err
-	}
-	n := cfg.(Config)
-	r.applyMu.Lock()
-	defer r.applyMu.Unlock()
-	old := r.cfg.Load()
-	r.cfg.Store(&n)
+// reconfigure counts the accepted reload and applies n (already stored)
+// to the running role: before Start there is nothing else to do (Start
+// reads the new config).
+func (r *Role) reconfigure(old, n Config) error {
 	r.met.reloadOK()
 	if !r.running.Load() {
-		return nil // Start reads the new config
+		return nil
 	}
 	r.server.SetLimits(n.Ingress.Limits())
 	if old.ReadOnly != n.ReadOnly {

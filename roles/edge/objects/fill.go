@@ -12,6 +12,7 @@ import (
 	"github.com/ronhq/ron/roles/edge/fillq"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/verified"
+	"github.com/ronhq/ron/store/verified/vfetch"
 )
 
 // errBig: the object is above the store limit; the fill turns into streams.
@@ -93,8 +94,8 @@ func (o *Objects) fillAttempt(fl *flight, lim Limits) attemptFunc {
 		if err != nil {
 			return false, err
 		}
-		defer b.close()
-		first, err := b.next()
+		defer b.Close()
+		first, err := b.Next()
 		if err != nil && err != io.EOF {
 			return false, err
 		}
@@ -109,19 +110,19 @@ func (o *Objects) fillAttempt(fl *flight, lim Limits) attemptFunc {
 // fillFrom writes the first verified chunk, publishes the fill, writes the
 // rest and commits it. A failure aborts the fill: its followers get the
 // error, and those that sent headers abort their connections.
-func (o *Objects) fillFrom(ctx context.Context, fl *flight, f *edgecache.Fill, src *Source, b *body, first []byte, size int64) error {
+func (o *Objects) fillFrom(ctx context.Context, fl *flight, f *edgecache.Fill, src *Source, b *vfetch.Body, first []byte, size int64) error {
 	err := o.write(f, first)
 	if err == nil {
-		fl.publish(f, size, b.ctype)
+		fl.publish(f, size, b.ContentType)
 	}
 	for err == nil {
 		var chunk []byte
-		if chunk, err = b.next(); err == nil {
+		if chunk, err = b.Next(); err == nil {
 			err = o.write(f, chunk)
 		}
 	}
 	if err == io.EOF {
-		err = f.CommitObject(fl.id, b.ctype)
+		err = f.CommitObject(fl.id, b.ContentType)
 		if err == nil {
 			o.fillDone(fl, nil)
 			return nil
@@ -156,7 +157,7 @@ func (o *Objects) afterBytes(ctx context.Context, src *Source, id store.ID, err 
 		return errUnavailable(true)
 	case ctx.Err() != nil:
 		return errDraining()
-	case errors.Is(err, errTimeout):
+	case errors.Is(err, vfetch.ErrTimeout):
 		return errTimedOut()
 	}
 	o.opt.Log.Debug().Err(err).Str("source", src.Name).Str("b3_prefix", id.Prefix()).Msg("object transfer failed")

@@ -2,7 +2,6 @@ package objects
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -55,18 +54,11 @@ func (o *Objects) runHead(ctx, client context.Context, id store.ID, lim Limits) 
 	var r headResult
 	deadline := func() time.Time { d, _ := client.Deadline(); return d }
 	r.err = o.trySources(ctx, id, lim, deadline, func(ctx context.Context, src *Source) (bool, error) {
-		c, err := o.do(ctx, src, http.MethodHead, objectPath(id), "", lim.FillTimeout)
+		size, ctype, err := o.req(src, lim.FillTimeout).Head(ctx, src.BaseURL, id)
 		if err != nil {
 			return false, err
 		}
-		defer c.close()
-		if err := c.expect(http.StatusOK); err != nil {
-			return false, err
-		}
-		if c.resp.ContentLength < 0 {
-			return false, fmt.Errorf("%w: HEAD without Content-Length", errProtocol)
-		}
-		r.size, r.ctype = c.resp.ContentLength, mediaType(c.resp.Header.Get("Content-Type"))
+		r.size, r.ctype = size, ctype
 		return true, nil
 	})
 	return r

@@ -25,6 +25,7 @@ import (
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/verified"
+	"github.com/ronhq/ron/store/verified/vfetch/vfetchtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -56,27 +57,21 @@ type fakeObj struct {
 	gateAfter int
 }
 
-// honestObj serves data truthfully.
-func honestObj(data []byte) *fakeObj {
-	return &fakeObj{data: data, list: verified.ListOf(data).AppendJSON(nil), ctype: "text/plain; charset=utf-8"}
+// servingObj serves o.
+func servingObj(o vfetchtest.Object) *fakeObj {
+	return &fakeObj{data: o.Data, list: o.List, ctype: "text/plain; charset=utf-8"}
 }
 
+// honestObj serves data truthfully.
+func honestObj(data []byte) *fakeObj { return servingObj(vfetchtest.Honest(data)) }
+
 // corruptObj serves the true list of data with the byte at off flipped.
-func corruptObj(data []byte, off int) *fakeObj {
-	o := honestObj(data)
-	o.data = bytes.Clone(data)
-	o.data[off] ^= 0xff
-	return o
-}
+func corruptObj(data []byte, off int) *fakeObj { return servingObj(vfetchtest.Corrupt(data, off)) }
 
 // selfConsistentObj serves bytes with the byte at off flipped and a chunk
 // list matching them, under the true id: only the whole hash can tell.
 func selfConsistentObj(data []byte, off int) *fakeObj {
-	o := corruptObj(data, off)
-	l := verified.ListOf(o.data)
-	l.ID = verified.ListOf(data).ID
-	o.list = l.AppendJSON(nil)
-	return o
+	return servingObj(vfetchtest.SelfConsistent(data, off))
 }
 
 // fakeStore is a storage node or provider: GET|HEAD /o/{b3} (Range through

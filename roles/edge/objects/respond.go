@@ -3,7 +3,6 @@ package objects
 import (
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -16,12 +15,9 @@ import (
 
 // Header values of every object answer.
 const (
-	immutable   = "public, max-age=31536000, immutable"
-	octetStream = "application/octet-stream"
+	immutable = "public, max-age=31536000, immutable"
 	// statusHit is the Cache-Status of answers from the cache (§3).
 	statusHit = httpcache.CacheName + "; hit"
-	// maxMediaType is the longest Content-Type recorded (storage's limit).
-	maxMediaType = 255
 )
 
 // etagOf is the strong ETag of an object: "b3:<hex>".
@@ -63,18 +59,6 @@ func setObjectHeaders(h http.Header, id store.ID) {
 	h.Set("ETag", etagOf(id))
 	h.Set("Cache-Control", immutable)
 	h.Set("Accept-Ranges", "bytes")
-}
-
-// mediaType is v when it parses as a media type of at most 255 bytes,
-// else application/octet-stream.
-func mediaType(v string) string {
-	if v == "" || len(v) > maxMediaType {
-		return octetStream
-	}
-	if _, _, err := mime.ParseMediaType(v); err != nil {
-		return octetStream
-	}
-	return v
 }
 
 // answer is one representation of an object to send.

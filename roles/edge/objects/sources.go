@@ -12,6 +12,7 @@ import (
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/verified"
+	"github.com/ronhq/ron/store/verified/vfetch"
 )
 
 // Retry delays of one source (spec/edge.md §7.5): min(800 ms, 50 ms·2^n) +
@@ -120,24 +121,24 @@ func (o *Objects) retryAllowed(ctx context.Context, n int, deadline time.Time) b
 
 // retryable: a timeout, 503 or 504.
 func retryable(err error) bool {
-	var se *statusError
+	var se *vfetch.StatusError
 	if errors.As(err, &se) {
-		return se.code == http.StatusServiceUnavailable || se.code == http.StatusGatewayTimeout
+		return se.Code == http.StatusServiceUnavailable || se.Code == http.StatusGatewayTimeout
 	}
-	return errors.Is(err, errTimeout)
+	return errors.Is(err, vfetch.ErrTimeout)
 }
 
 // note records a source's failure in t; a hash mismatch is counted
 // (reason etag_invalid) and logged.
 func (o *Objects) note(t *tally, src *Source, id store.ID, err error) {
-	var se *statusError
+	var se *vfetch.StatusError
 	switch {
-	case errors.As(err, &se) && se.code == http.StatusNotFound:
+	case errors.As(err, &se) && se.Code == http.StatusNotFound:
 		t.notFound = true
 	case errors.Is(err, verified.ErrMismatch):
 		t.mismatch = true
 		o.mismatch(src, id, err)
-	case errors.Is(err, errTimeout):
+	case errors.Is(err, vfetch.ErrTimeout):
 		t.timeout = true
 	default:
 		t.other = true

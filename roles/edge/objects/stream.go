@@ -13,6 +13,7 @@ import (
 	"github.com/ronhq/ron/roles/edge/fillq"
 	"github.com/ronhq/ron/roles/edge/httpcache"
 	"github.com/ronhq/ron/store"
+	"github.com/ronhq/ron/store/verified/vfetch"
 )
 
 // errClientGone: the client of a stream left.
@@ -156,12 +157,12 @@ func (o *Objects) streamAttempt(t *target, id store.ID, lim Limits) attemptFunc 
 		if err != nil {
 			return false, err
 		}
-		defer b.close()
-		first, err := b.next()
+		defer b.Close()
+		first, err := b.Next()
 		if err != nil {
 			return false, err
 		}
-		t.send(streamHead{plan: plan, size: p.size, ctype: b.ctype, fwdStatus: b.status})
+		t.send(streamHead{plan: plan, size: p.size, ctype: b.ContentType, fwdStatus: b.Status})
 		return true, o.pump(ctx, t, src, id, b, first, skip, plan.ContentLength)
 	}
 }
@@ -169,7 +170,7 @@ func (o *Objects) streamAttempt(t *target, id store.ID, lim Limits) attemptFunc 
 // openFor opens what plan needs: the whole body for a 200, the chunks
 // covering the range of a 206. skip is the number of bytes before the
 // answer's first byte in the body opened.
-func openFor(ctx context.Context, p *probe, plan ranges.Plan) (*body, int64, error) {
+func openFor(ctx context.Context, p *probe, plan ranges.Plan) (*vfetch.Body, int64, error) {
 	if plan.Status == http.StatusOK {
 		b, err := p.whole(ctx)
 		return b, 0, err
@@ -186,7 +187,7 @@ func openFor(ctx context.Context, p *probe, plan ranges.Plan) (*body, int64, err
 
 // pump writes the answer's n bytes, from skip bytes into the body, to t's
 // pipe, chunk by verified chunk. A failure breaks the pipe.
-func (o *Objects) pump(ctx context.Context, t *target, src *Source, id store.ID, b *body, chunk []byte, skip, n int64) error {
+func (o *Objects) pump(ctx context.Context, t *target, src *Source, id store.ID, b *vfetch.Body, chunk []byte, skip, n int64) error {
 	for {
 		part := chunk[min(skip, int64(len(chunk))):]
 		skip -= int64(len(chunk)) - int64(len(part))
@@ -200,7 +201,7 @@ func (o *Objects) pump(ctx context.Context, t *target, src *Source, id store.ID,
 			return nil
 		}
 		var err error
-		if chunk, err = b.next(); err != nil {
+		if chunk, err = b.Next(); err != nil {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF // cannot happen: the span covers the answer
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/verified"
+	"github.com/ronhq/ron/store/verified/vfetch"
 )
 
 // Attempt outcomes that are not the provider's fault.
@@ -40,7 +41,7 @@ func (f *Fetcher) begin(ctx context.Context, base string, id store.ID) (*attempt
 // (chunk or whole hash, or an invalid chunk list) also marks the provider
 // bad for BadFor; a hash mismatch is counted and logged.
 func (a *attempt) end(err error) {
-	var se *statusError
+	var se *vfetch.StatusError
 	switch {
 	case err == nil, errors.Is(err, errTooLarge), errors.As(err, new(*httpx.Error)):
 		a.done(nil)
@@ -57,7 +58,7 @@ func (a *attempt) end(err error) {
 		a.done(err)
 	case a.ctx.Err() != nil, errors.Is(err, errClient):
 		a.done(errExcluded)
-	case errors.As(err, &se) && !se.breakerFailure():
+	case errors.As(err, &se) && !breakerFailure(se.Code):
 		a.done(nil)
 	default:
 		a.done(err)

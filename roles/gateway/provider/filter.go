@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/ronhq/ron/httpx/safedial"
 )
 
 // maxURLBytes bounds a provider URL.
@@ -74,12 +76,7 @@ func usableHost(host string) bool {
 		return false
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
-		if ip.Zone() != "" {
-			return false
-		}
-		ip = ip.Unmap()
-		return !ip.IsUnspecified() && !ip.IsLinkLocalUnicast() && !ip.IsLinkLocalMulticast() &&
-			!ip.IsInterfaceLocalMulticast() && !ip.IsMulticast()
+		return ip.Zone() == "" && safedial.Usable(ip)
 	}
 	if strings.ContainsAny(host, ":%") { // an IPv6 literal netip refused
 		return false

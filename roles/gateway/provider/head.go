@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 
 	"github.com/ronhq/ron/httpx"
@@ -18,7 +17,7 @@ func (f *Fetcher) serveHead(ctx context.Context, w http.ResponseWriter, r *http.
 		if !ok {
 			continue
 		}
-		size, ctype, err := f.head(ctx, base, id)
+		size, ctype, err := f.req().Head(ctx, base, id)
 		a.end(err)
 		if err == nil {
 			return writeHead(w, r, id, size, ctype, set)
@@ -28,22 +27,6 @@ func (f *Fetcher) serveHead(ctx context.Context, w http.ResponseWriter, r *http.
 		}
 	}
 	return failed(false)
-}
-
-// head asks base for id's size and Content-Type.
-func (f *Fetcher) head(ctx context.Context, base string, id store.ID) (int64, string, error) {
-	c, err := f.do(ctx, http.MethodHead, objectURL(base, id), "")
-	if err != nil {
-		return 0, "", err
-	}
-	defer c.close()
-	if err := c.expect(http.StatusOK); err != nil {
-		return 0, "", err
-	}
-	if c.resp.ContentLength < 0 {
-		return 0, "", fmt.Errorf("%w: HEAD without Content-Length", errProtocol)
-	}
-	return c.resp.ContentLength, mediaType(c.resp.Header.Get("Content-Type")), nil
 }
 
 // writeHead writes the HEAD answer: 200 or 304, or returns 412.

@@ -13,7 +13,7 @@ import (
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/storetest"
-	"github.com/ronhq/ron/store/verified"
+	"github.com/ronhq/ron/store/verified/vfetch/vfetchtest"
 )
 
 const cs = store.ChunkSize
@@ -34,28 +34,21 @@ type fakeProvider struct {
 	reqs []*http.Request
 }
 
-// honest serves data truthfully.
-func honest(data []byte) *fakeProvider {
-	l := verified.ListOf(data)
-	return &fakeProvider{id: l.ID, data: data, list: l.AppendJSON(nil), ctype: "text/plain; charset=utf-8"}
+// serving is a provider of o.
+func serving(o vfetchtest.Object) *fakeProvider {
+	return &fakeProvider{id: o.ID, data: o.Data, list: o.List, ctype: "text/plain; charset=utf-8"}
 }
 
+// honest serves data truthfully.
+func honest(data []byte) *fakeProvider { return serving(vfetchtest.Honest(data)) }
+
 // corrupt serves id's true list with wrong bytes at offset off.
-func corrupt(data []byte, off int) *fakeProvider {
-	p := honest(data)
-	p.data = bytes.Clone(data)
-	p.data[off] ^= 0xff
-	return p
-}
+func corrupt(data []byte, off int) *fakeProvider { return serving(vfetchtest.Corrupt(data, off)) }
 
 // selfConsistent serves wrong bytes with a list that matches them, under
 // the true id: only the whole hash can tell.
 func selfConsistent(data []byte, off int) *fakeProvider {
-	p := corrupt(data, off)
-	l := verified.ListOf(p.data)
-	l.ID = p.id
-	p.list = l.AppendJSON(nil)
-	return p
+	return serving(vfetchtest.SelfConsistent(data, off))
 }
 
 func (p *fakeProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {

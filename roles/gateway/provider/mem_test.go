@@ -13,6 +13,7 @@ import (
 
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/verified"
+	"github.com/ronhq/ron/store/verified/vfetch/vfetchtest"
 )
 
 // In-memory providers for tests under testing/synctest, where real sockets
@@ -73,41 +74,9 @@ func streamBody(data []byte, pause time.Duration, stallAfter int) func(*http.Req
 		}
 		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Length": {strconv.Itoa(len(data))}},
 			ContentLength: int64(len(data)), Request: r,
-			Body: &slowBody{ctx: r.Context(), data: data, pause: pause, stallAfter: stallAfter}}, nil
+			Body: &vfetchtest.Paced{Ctx: r.Context(), Data: data, Pause: pause, StallAfter: stallAfter}}, nil
 	}
 }
-
-// slowBody is a response body paced by the fake clock.
-type slowBody struct {
-	ctx        context.Context
-	data       []byte
-	off        int
-	pause      time.Duration
-	stallAfter int
-}
-
-func (b *slowBody) Read(p []byte) (int, error) {
-	if b.off == len(b.data) {
-		return 0, io.EOF
-	}
-	if b.off >= b.stallAfter {
-		<-b.ctx.Done()
-		return 0, b.ctx.Err()
-	}
-	if b.off%store.ChunkSize == 0 && b.pause > 0 {
-		select {
-		case <-time.After(b.pause):
-		case <-b.ctx.Done():
-			return 0, b.ctx.Err()
-		}
-	}
-	end := min(len(b.data), b.stallAfter, (b.off/store.ChunkSize+1)*store.ChunkSize, b.off+len(p))
-	n := copy(p, b.data[b.off:end])
-	b.off += n
-	return n, nil
-}
-
-func (b *slowBody) Close() error { return nil }
 
 // serveRec runs f.Serve into a recorder, catching the abort panic.
 func serveRec(f *Fetcher, ctx context.Context, r *http.Request, id store.ID, providers []string) (rec *httptest.ResponseRecorder, err error, aborted bool) {

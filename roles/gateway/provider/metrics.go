@@ -7,13 +7,6 @@ import (
 	"github.com/ronhq/ron/runtime"
 )
 
-// Values of the code label of ron_gateway_upstream_requests_total for
-// attempts that got no status.
-const (
-	codeError   = "error"   // connection or protocol failure
-	codeTimeout = "timeout" // no headers within Timeout
-)
-
 // fetchMetrics are the Fetcher's series (spec/gateway.md §10).
 type fetchMetrics struct {
 	m             *runtime.Metrics
@@ -43,8 +36,8 @@ func newFetchMetrics(m *runtime.Metrics, h *health) fetchMetrics {
 	}
 }
 
-// request counts one provider request by its status code, codeError or
-// codeTimeout.
+// request counts one provider request by its status code,
+// vfetch.CodeError or vfetch.CodeTimeout.
 func (fm fetchMetrics) request(code string) {
 	fm.m.Counter("gateway_upstream_requests_total", "role", roleName, "upstream", "provider", "code", code).Inc()
 }

@@ -50,23 +50,23 @@ func (f *Fetcher) ReadAll(ctx context.Context, id store.ID, providers []string, 
 
 // readAll reads id whole from one provider.
 func (f *Fetcher) readAll(ctx context.Context, base string, id store.ID, max int64) ([]byte, string, error) {
-	l, err := f.fetchList(ctx, base, id)
+	l, err := f.req().List(ctx, base, id)
 	if err != nil {
 		return nil, "", err
 	}
 	if l.Size > max {
 		return nil, "", fmt.Errorf("%w: %d bytes, limit %d", errTooLarge, l.Size, max)
 	}
-	b, err := f.openBody(ctx, base, id, l, 0, l.Count()-1)
+	b, err := f.req().Open(ctx, base, id, l, 0, l.Count()-1)
 	if err != nil {
 		return nil, "", err
 	}
-	defer b.c.close()
+	defer b.Close()
 	out := make([]byte, 0, l.Size)
 	for {
-		chunk, err := b.next(f)
+		chunk, err := b.Next()
 		if err == io.EOF {
-			return out, b.ctype, nil
+			return out, b.ContentType, nil
 		}
 		if err != nil {
 			return nil, "", err

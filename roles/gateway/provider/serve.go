@@ -10,6 +10,7 @@ import (
 	"github.com/ronhq/ron/httpx/ranges"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/verified"
+	"github.com/ronhq/ron/store/verified/vfetch"
 )
 
 // immutable is the Cache-Control of content-addressed answers.
@@ -84,17 +85,17 @@ type session struct {
 	a     *attempt
 	list  verified.List
 	plan  ranges.Plan
-	b     *body  // nil for 304
-	first []byte // the first verified chunk (nil for an empty object)
-	skip  int64  // bytes of the fetched span before the answer's first byte
-	n     int64  // bytes to send
+	b     *vfetch.Body // nil for 304
+	first []byte       // the first verified chunk (nil for an empty object)
+	skip  int64        // bytes of the fetched span before the answer's first byte
+	n     int64        // bytes to send
 }
 
 // prepare fetches the list, decides the answer and, for 200/206, opens the
 // body and verifies its first chunk. Final answers (412, 416) come back as
 // *httpx.Error; h receives the 416's Content-Range.
 func (f *Fetcher) prepare(a *attempt, r *http.Request, h http.Header) (*session, error) {
-	l, err := f.fetchList(a.ctx, a.base, a.id)
+	l, err := f.req().List(a.ctx, a.base, a.id)
 	if err != nil {
 		return nil, err
 	}
@@ -117,11 +118,11 @@ func (f *Fetcher) prepare(a *attempt, r *http.Request, h http.Header) (*session,
 	}
 	off, _ := l.Span(first, last)
 	s.skip = start - off
-	if s.b, err = f.openBody(a.ctx, a.base, a.id, l, first, last); err != nil {
+	if s.b, err = f.req().Open(a.ctx, a.base, a.id, l, first, last); err != nil {
 		return nil, err
 	}
-	if s.first, err = s.b.next(f); err != nil && err != io.EOF { // EOF: an empty object, verified
-		s.b.c.close()
+	if s.first, err = s.b.Next(); err != nil && err != io.EOF { // EOF: an empty object, verified
+		s.b.Close()
 		return nil, err
 	}
 	return s, nil
@@ -137,8 +138,8 @@ func (s *session) send(w http.ResponseWriter, set http.Header) error {
 		s.a.end(nil)
 		return nil
 	}
-	defer s.b.c.close()
-	ctype := s.b.ctype
+	defer s.b.Close()
+	ctype := s.b.ContentType
 	if v := set.Get("Content-Type"); v != "" {
 		ctype = v
 	}
@@ -176,7 +177,7 @@ func (s *session) stream(cw *clientWriter) error {
 			return nil
 		}
 		var err error
-		if chunk, err = s.b.next(s.a.f); err != nil {
+		if chunk, err = s.b.Next(); err != nil {
 			if err == io.EOF {
 				err = verified.ErrShort // cannot happen: the Reader's range covers the answer
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/store/verified/vfetch"
 )
 
 func TestBadThenGoodSmallObject(t *testing.T) {
@@ -234,7 +235,7 @@ func TestSetOverridesHeaders(t *testing.T) {
 	pURL := start(t, p)
 	// Without set: an unusable provider type becomes octet-stream.
 	resp, _, _ := get(t, newClient(t), http.MethodGet, gateway(t, f, id, []string{pURL}, nil), nil)
-	if resp.Header.Get("Content-Type") != octetStream {
+	if resp.Header.Get("Content-Type") != vfetch.OctetStream {
 		t.Fatalf("Content-Type %q", resp.Header.Get("Content-Type"))
 	}
 	set := http.Header{"Content-Type": {"text/html"}, "Cache-Control": {"public, max-age=0, must-revalidate"}}
@@ -320,8 +321,8 @@ func TestConnectionRefusedAndIgnoredRange(t *testing.T) {
 	if err != nil || resp.StatusCode != 206 || !bytes.Equal(body, data[70000:70010]) {
 		t.Fatalf("%d, %d bytes, %v", resp.StatusCode, len(body), err)
 	}
-	if metric(m, requestsSeries(codeError)) != 1 {
-		t.Fatalf("error requests %v", metric(m, requestsSeries(codeError)))
+	if metric(m, requestsSeries(vfetch.CodeError)) != 1 {
+		t.Fatalf("error requests %v", metric(m, requestsSeries(vfetch.CodeError)))
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/store/verified/vfetch"
+	"github.com/ronhq/ron/store/verified/vfetch/vfetchtest"
 )
 
 func TestHeaderTimeoutMovesOn(t *testing.T) {
@@ -27,7 +29,7 @@ func TestHeaderTimeoutMovesOn(t *testing.T) {
 		if d := time.Since(t0); d != 5*time.Second {
 			t.Fatalf("took %v, want the 5 s header timeout", d)
 		}
-		if metric(m, timeoutSeries) != 1 || metric(m, requestsSeries(codeTimeout)) != 1 {
+		if metric(m, timeoutSeries) != 1 || metric(m, requestsSeries(vfetch.CodeTimeout)) != 1 {
 			t.Fatalf("metrics %v", m.Values())
 		}
 		if len(f.Filter([]string{"http://slow.test"}, "")) != 1 {
@@ -183,7 +185,7 @@ func TestStalledErrorBody(t *testing.T) {
 		n := newMemNet()
 		n.responders["p.test"] = func(r *http.Request) (*http.Response, error) {
 			return &http.Response{StatusCode: http.StatusNotFound, Header: http.Header{}, ContentLength: -1, Request: r,
-				Body: &slowBody{ctx: r.Context(), data: data, stallAfter: 0}}, nil
+				Body: &vfetchtest.Paced{Ctx: r.Context(), Data: data, StallAfter: 0}}, nil
 		}
 		n.handlers["good.test"] = honest(data)
 		f, _ := newFetcher(t, Options{HTTP: n.client(), Timeout: 5 * time.Second})

@@ -1,4 +1,4 @@
-package objects
+package vfetch
 
 import (
 	"errors"
@@ -11,12 +11,18 @@ import (
 	"github.com/ronhq/ron/store/verified"
 )
 
-// wholeReader is the in-process counterpart of verified.Reader: with no
-// chunk list, it cuts the body into 64 KiB chunks, hashes them all, and
-// holds the last one back until the BLAKE3 of the whole body equals the id
-// and the body ends there. Its errors match store/verified's (ErrMismatch,
-// ErrShort, ErrLong) and are sticky.
-type wholeReader struct {
+// WholeReader is verified.Reader for a source that sends no chunk list: it
+// cuts a body of a known size into 64 KiB chunks, hashes them all, and holds
+// the last one back until the BLAKE3 of the whole body equals the id and the
+// body ends there. So, as with verified.Reader, io.EOF means every byte
+// arrived, verified, and nothing followed; but a wrong body is only detected
+// at its end (earlier chunks are released unverified: use it only for
+// sources trusted not to lie, or for consumers that can take back what they
+// received, such as a cache fill that is aborted). Its errors match
+// store/verified's (ErrMismatch as a *verified.MismatchError with Chunk -1,
+// ErrShort, ErrLong) or carry the body's read error, and are sticky. It is
+// not safe for concurrent use.
+type WholeReader struct {
 	body io.Reader
 	size int64
 	id   store.ID
@@ -26,13 +32,16 @@ type wholeReader struct {
 	err  error // sticky; io.EOF once the last chunk was returned
 }
 
-func newWholeReader(body io.Reader, size int64, id store.ID) *wholeReader {
-	return &wholeReader{body: body, size: size, id: id, h: blake3.New()}
+// NewWholeReader returns a WholeReader of body, which must hold exactly the
+// size bytes of object id.
+func NewWholeReader(body io.Reader, size int64, id store.ID) *WholeReader {
+	return &WholeReader{body: body, size: size, id: id, h: blake3.New()}
 }
 
 // Next returns the next chunk: every one but the last as soon as it is
 // read, the last once the whole hash matched. At the end it returns io.EOF.
-func (r *wholeReader) Next() ([]byte, error) {
+// The slice is valid until the next call.
+func (r *WholeReader) Next() ([]byte, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -56,7 +65,7 @@ func (r *wholeReader) Next() ([]byte, error) {
 }
 
 // chunk reads the next chunk whole and hashes it.
-func (r *wholeReader) chunk() ([]byte, error) {
+func (r *WholeReader) chunk() ([]byte, error) {
 	n := int(min(store.ChunkSize, r.size-r.read))
 	if r.buf == nil {
 		r.buf = make([]byte, n) // the first chunk is the largest
@@ -67,7 +76,7 @@ func (r *wholeReader) chunk() ([]byte, error) {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return nil, fmt.Errorf("%w: %d of %d bytes", verified.ErrShort, r.read+int64(got), r.size)
 		}
-		return nil, fmt.Errorf("objects: reading the body: %w", err)
+		return nil, fmt.Errorf("vfetch: reading the body: %w", err)
 	}
 	r.read += int64(n)
 	_, _ = r.h.Write(chunk)
@@ -75,7 +84,7 @@ func (r *wholeReader) chunk() ([]byte, error) {
 }
 
 // finish checks the whole hash and the end of the body.
-func (r *wholeReader) finish() error {
+func (r *WholeReader) finish() error {
 	var got store.ID
 	r.h.Sum(got[:0])
 	if got != r.id {
@@ -89,5 +98,5 @@ func (r *wholeReader) finish() error {
 	case err == io.EOF:
 		return nil
 	}
-	return fmt.Errorf("objects: reading past the end: %w", err)
+	return fmt.Errorf("vfetch: reading past the end: %w", err)
 }
