@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -114,6 +115,11 @@ func (n *Node) Run(ctx context.Context) error {
 	n.log.Info().Strs("roles", n.cfg.Load().Roles).Str("admin", n.admin.addr()).Bool("amnesia", n.cfg.Load().Amnesia).Msg("ron is running")
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var readiness sync.WaitGroup
+	defer readiness.Wait()
+	readiness.Go(func() { // readiness-gauges: ron_role_ready/degraded for alerts; ends with runCtx
+		runtime.NewReadinessGauges(n.manager, n.metrics).Run(runCtx, runtime.ReadinessRefresh)
+	})
 	go func() { // admin-watch: a dying admin listener is fatal
 		select {
 		case err := <-adminErr:

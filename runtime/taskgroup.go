@@ -78,6 +78,8 @@ func NewTaskGroup(role string, log zerolog.Logger, m *Metrics, opts ...TaskGroup
 	for _, o := range opts {
 		o(g)
 	}
+	// Registered at 0 so the first restart shows in increase() (alerts).
+	g.m.Counter("service_restarts_total", "role", role)
 	return g
 }
 

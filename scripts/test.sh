@@ -13,6 +13,7 @@ command -v npm >/dev/null 2>&1 || need_apt+=(nodejs npm)
 command -v systemd-analyze >/dev/null 2>&1 || need_apt+=(systemd) # verifies scripts/systemd units
 [ -x /bin/kill ] || need_apt+=(procps)                              # the units' ExecReload
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)          # the /ui/ status page browser tests
+command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)        # promtool: alert rules and dashboard queries
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
