@@ -114,9 +114,11 @@ func (n *Node) Run(ctx context.Context) error {
 	n.sd.CheckReady()
 	n.log.Info().Strs("roles", n.cfg.Load().Roles).Str("admin", n.admin.addr()).Bool("amnesia", n.cfg.Load().Amnesia).Msg("ron is running")
 	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var readiness sync.WaitGroup
-	defer readiness.Wait()
+	defer func() {
+		cancel()
+		readiness.Wait()
+	}()
 	readiness.Go(func() { // readiness-gauges: ron_role_ready/degraded for alerts; ends with runCtx
 		runtime.NewReadinessGauges(n.manager, n.metrics).Run(runCtx, runtime.ReadinessRefresh)
 	})
