@@ -40,6 +40,8 @@ npm ci --prefix scripts/node --no-audit --no-fund --loglevel=error
 
 # Every outside tool is installed above: tests that need one fail rather than skip.
 export RON_REQUIRE_TOOLS=1
+# Test artifacts kept after the run (the status page's browser screenshots).
+export RON_ARTIFACTS_DIR="${RON_ARTIFACTS_DIR:-$PWD/test-artifacts}"
 
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
