@@ -11,7 +11,7 @@ import (
 
 // connTracker counts open connections per client IP for max_conns_per_ip.
 type connTracker struct {
-	mu    sync.Mutex
+	mu    sync.RWMutex
 	byIP  map[string]int
 	conns map[net.Conn]string
 }
@@ -21,6 +21,11 @@ func newConnTracker() *connTracker {
 }
 
 func (t *connTracker) track(c net.Conn, state http.ConnState) {
+	switch state {
+	case http.StateNew, http.StateClosed, http.StateHijacked:
+	default:
+		return // active, idle: every request twice; nothing to count
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch state {
@@ -41,14 +46,14 @@ func (t *connTracker) track(c net.Conn, state http.ConnState) {
 }
 
 func (t *connTracker) count(ip string) int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	return t.byIP[ip]
 }
 
 func (t *connTracker) active() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	return len(t.conns)
 }
 

@@ -24,23 +24,24 @@ const (
 // errDecodedCap is returned by a guarded body that passed a cap.
 var errDecodedCap = NewError(http.StatusRequestEntityTooLarge, CodeDecodedCap, "decoded body exceeds the decode caps")
 
-func (s *Server) decodeGuardMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if s.streaming(c) {
-			return next(c)
-		}
-		r := c.Request()
-		body, err := GuardBody(r.Header.Get("Content-Encoding"), r.Body)
-		if err != nil {
-			return err
-		}
-		if body != r.Body {
-			r.Body = body
-			r.Header.Del("Content-Encoding")
-			r.ContentLength = -1
-		}
-		return next(c)
+// decodeGuard puts a non-streaming request's encoded body behind the
+// decode caps (GuardBody): the handler reads it decoded, without its
+// Content-Encoding.
+func (s *Server) decodeGuard(c echo.Context) error {
+	r := c.Request()
+	if r.Body == nil || r.Body == http.NoBody || s.streaming(c) {
+		return nil
 	}
+	body, err := GuardBody(r.Header.Get("Content-Encoding"), r.Body)
+	if err != nil {
+		return err
+	}
+	if body != r.Body {
+		r.Body = body
+		r.Header.Del("Content-Encoding")
+		r.ContentLength = -1
+	}
+	return nil
 }
 
 // GuardBody wraps a request body sent with the given Content-Encoding in a

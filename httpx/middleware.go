@@ -2,14 +2,15 @@ package httpx
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"regexp"
 	"runtime/debug"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -42,51 +43,72 @@ func ValidCorrID(id string) bool {
 // opsPaths bypass admission (in-flight, rate and connection caps).
 var opsPaths = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true, "/version": true}
 
+// corrIDKey is HeaderCorrID in canonical form, its key in a header map
+// (direct map access spares a canonicalization, and its allocation, per
+// request).
+var corrIDKey = http.CanonicalHeaderKey(HeaderCorrID)
+
 // CorrID returns the request's correlation id.
 func CorrID(c echo.Context) string {
-	return c.Response().Header().Get(HeaderCorrID)
-}
-
-// chain returns the middleware in ARCHITECTURE §5 order.
-func (s *Server) chain() []echo.MiddlewareFunc {
-	return []echo.MiddlewareFunc{
-		corrIDMiddleware,
-		s.recoverMiddleware,
-		s.observeMiddleware, // access log + metrics
-		s.inflightMiddleware(),
-		s.rateMiddleware,
-		s.connCapMiddleware,
-		s.bodyCapMiddleware,
-		s.decodeGuardMiddleware,
-		s.deadlineMiddleware,
+	if v := c.Response().Header()[corrIDKey]; len(v) > 0 {
+		return v[0]
 	}
+	return ""
 }
 
-func corrIDMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
+// newCorrID returns a fresh ULID: the current millisecond and 80 random
+// bits (math/rand/v2's per-thread generator: no lock shared by requests,
+// unlike ulid.Make's monotonic source; a correlation id needs uniqueness,
+// not secrecy or order within a millisecond).
+func newCorrID() string {
+	var id ulid.ULID
+	_ = id.SetTime(ulid.Now()) // Now is always within ULID's time range
+	binary.BigEndian.PutUint64(id[6:14], rand.Uint64())
+	binary.BigEndian.PutUint16(id[14:], uint16(rand.Uint32()))
+	return id.String()
+}
+
+// middleware is the shared chain in ARCHITECTURE §5 order: corr-id →
+// recover → access log + metrics → in-flight cap → RPS bucket → per-IP
+// connection cap → body cap → decode guard → handler deadline. It is one
+// echo middleware calling each step in turn, because echo wraps the global
+// middleware around the route's handler anew for every request (a closure
+// per middleware per request).
+func (s *Server) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		id := c.Request().Header.Get(HeaderCorrID)
-		if !ValidCorrID(id) {
-			id = ulid.Make().String()
-		}
-		c.Response().Header().Set(HeaderCorrID, id)
-		return next(c)
+		setCorrID(c)
+		return s.recovering(c, next)
 	}
 }
 
-func (s *Server) recoverMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) (err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				if r == http.ErrAbortHandler {
-					panic(r)
-				}
-				s.opt.Log.Error().Str("corr_id", CorrID(c)).Str("route", c.Path()).
-					Str("panic", fmt.Sprint(r)).Bytes("stack", debug.Stack()).Msg("handler panicked")
-				err = NewError(http.StatusInternalServerError, CodeInternal, "internal error")
-			}
-		}()
-		return next(c)
+// setCorrID accepts a well-formed X-Corr-ID or generates a ULID, and echoes
+// it.
+func setCorrID(c echo.Context) {
+	var id string
+	if v := c.Request().Header[corrIDKey]; len(v) > 0 {
+		id = v[0]
 	}
+	if !ValidCorrID(id) {
+		id = newCorrID()
+	}
+	c.Response().Header()[corrIDKey] = []string{id}
+}
+
+// recovering turns a handler panic into a 500 internal (logged with its
+// stack); http.ErrAbortHandler goes on to net/http, which drops the
+// connection.
+func (s *Server) recovering(c echo.Context, next echo.HandlerFunc) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if r == http.ErrAbortHandler {
+				panic(r)
+			}
+			s.opt.Log.Error().Str("corr_id", CorrID(c)).Str("route", c.Path()).
+				Str("panic", fmt.Sprint(r)).Bytes("stack", debug.Stack()).Msg("handler panicked")
+			err = NewError(http.StatusInternalServerError, CodeInternal, "internal error")
+		}
+	}()
+	return s.observing(c, next)
 }
 
 // RouteOf is the route template used in labels and logs ("/o/{b3}"), never
@@ -109,23 +131,51 @@ var routeNames sync.Map
 
 var paramPattern = regexp.MustCompile(`:([A-Za-z0-9_]+)`)
 
-func (s *Server) observeMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		start := time.Now()
-		if err := next(c); err != nil {
-			c.Error(err)
-		}
-		route, status := RouteOf(c), c.Response().Status
-		dur := time.Since(start)
-		s.observe(route, status, dur)
-		ev := s.opt.Log.Debug()
-		if status >= 500 || dur > time.Second {
-			ev = s.opt.Log.Info()
-		}
+// observing writes the answer of an error (the envelope), then counts the
+// request in ron_http_requests_total and ron_http_request_duration_seconds
+// and logs it (debug; info for a 5xx or a request over a second).
+func (s *Server) observing(c echo.Context, next echo.HandlerFunc) error {
+	start := time.Now()
+	if err := s.admitting(c, next); err != nil {
+		c.Error(err)
+	}
+	route, status := RouteOf(c), c.Response().Status
+	dur := time.Since(start)
+	s.observe(route, status, dur)
+	ev := s.opt.Log.Debug()
+	if status >= 500 || dur > time.Second {
+		ev = s.opt.Log.Info()
+	}
+	if ev != nil {
 		ev.Str("corr_id", CorrID(c)).Str("method", c.Request().Method).Str("route", route).
 			Int("status", status).Int64("dur_ms", dur.Milliseconds()).Msg("request")
-		return nil
 	}
+	return nil
+}
+
+// admitting applies the ingress limits, the body cap and the decode guard,
+// then runs next under the handler deadline. The in-flight count covers
+// everything after it.
+func (s *Server) admitting(c echo.Context, next echo.HandlerFunc) error {
+	if max := int64(s.limits().MaxInflight); max > 0 && !opsPaths[c.Path()] && !s.opt.LongLived(c.Request().Method, c.Path()) {
+		defer s.inflight.Add(-1)
+		if s.inflight.Add(1) > max {
+			return s.busy(c, CodeBusy, "too many requests in flight")
+		}
+	}
+	if err := s.rateCheck(c); err != nil {
+		return err
+	}
+	if err := s.connCapCheck(c); err != nil {
+		return err
+	}
+	if err := s.bodyCap(c); err != nil {
+		return err
+	}
+	if err := s.decodeGuard(c); err != nil {
+		return err
+	}
+	return s.deadlined(c, next)
 }
 
 func (s *Server) observe(route string, status int, dur time.Duration) {
@@ -172,81 +222,70 @@ func (s *Server) busy(c echo.Context, code, why string) error {
 	return NewError(http.StatusTooManyRequests, code, "%s", why)
 }
 
-func (s *Server) inflightMiddleware() echo.MiddlewareFunc {
-	var inflight atomic.Int64
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			max := int64(s.limits().MaxInflight)
-			if max <= 0 || opsPaths[c.Path()] || s.opt.LongLived(c.Request().Method, c.Path()) {
-				return next(c)
-			}
-			defer inflight.Add(-1)
-			if inflight.Add(1) > max {
-				return s.busy(c, CodeBusy, "too many requests in flight")
-			}
-			return next(c)
-		}
+// rateCheck refuses a request over the listener's RPS bucket (429
+// rate_limited).
+func (s *Server) rateCheck(c echo.Context) error {
+	if lim := s.limiter.Load(); lim != nil && !opsPaths[c.Path()] && !lim.Allow() {
+		return s.busy(c, CodeRateLimited, "request rate limit exceeded")
 	}
+	return nil
 }
 
-func (s *Server) rateMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if lim := s.limiter.Load(); lim != nil && !opsPaths[c.Path()] && !lim.Allow() {
-			return s.busy(c, CodeRateLimited, "request rate limit exceeded")
-		}
-		return next(c)
+// connCapCheck refuses a request from an address over max_conns_per_ip
+// (429 busy, the connection closed after the answer).
+func (s *Server) connCapCheck(c echo.Context) error {
+	capN := s.limits().MaxConnsPerIP
+	if capN <= 0 || opsPaths[c.Path()] {
+		return nil
 	}
-}
-
-func (s *Server) connCapMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		capN, ip := s.limits().MaxConnsPerIP, hostOf(c.Request().RemoteAddr)
-		if capN > 0 && !opsPaths[c.Path()] && s.conns.count(ip) > capN && (s.opt.ConnCapExempt == nil || !s.opt.ConnCapExempt(ip)) {
-			if s.opt.OnConnCap != nil {
-				s.opt.OnConnCap()
-			}
-			c.Response().Header().Set("Connection", "close")
-			return s.busy(c, CodeBusy, "too many connections from this address")
+	ip := hostOf(c.Request().RemoteAddr)
+	if s.conns.count(ip) > capN && (s.opt.ConnCapExempt == nil || !s.opt.ConnCapExempt(ip)) {
+		if s.opt.OnConnCap != nil {
+			s.opt.OnConnCap()
 		}
-		return next(c)
+		c.Response().Header().Set("Connection", "close")
+		return s.busy(c, CodeBusy, "too many connections from this address")
 	}
+	return nil
 }
 
 func (s *Server) streaming(c echo.Context) bool {
 	return s.opt.Streaming(c.Request().Method, c.Path())
 }
 
-func (s *Server) bodyCapMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		r := c.Request()
-		if !s.streaming(c) && r.Body != nil && r.Body != http.NoBody {
-			if r.ContentLength > JSONBodyCap {
-				return NewError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "body larger than %d bytes", JSONBodyCap)
-			}
-			r.Body = http.MaxBytesReader(c.Response(), r.Body, JSONBodyCap)
-		}
-		return next(c)
+// bodyCap caps a non-streaming request's body at JSONBodyCap (413
+// payload_too_large).
+func (s *Server) bodyCap(c echo.Context) error {
+	r := c.Request()
+	if r.Body == nil || r.Body == http.NoBody || s.streaming(c) {
+		return nil
 	}
+	if r.ContentLength > JSONBodyCap {
+		return NewError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "body larger than %d bytes", JSONBodyCap)
+	}
+	r.Body = http.MaxBytesReader(c.Response(), r.Body, JSONBodyCap)
+	return nil
 }
 
-func (s *Server) deadlineMiddleware(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if s.streaming(c) {
-			return next(c)
-		}
-		d := s.opt.HandlerTimeout
-		if rt, ok := RequestTimeout(c.Request()); ok && rt < d {
-			d = rt
-		}
-		ctx, cancel := context.WithTimeout(c.Request().Context(), d)
-		defer cancel()
-		c.SetRequest(c.Request().WithContext(ctx))
-		err := next(c)
-		if err != nil && errors.Is(err, context.DeadlineExceeded) {
-			return NewError(http.StatusGatewayTimeout, CodeTimeout, "handler deadline exceeded")
-		}
-		return err
+// deadlined runs next under the handler deadline (HandlerTimeout, or a
+// shorter Request-Timeout); a deadline it hits is a 504 timeout. Streaming
+// routes keep their own deadlines.
+func (s *Server) deadlined(c echo.Context, next echo.HandlerFunc) error {
+	if s.streaming(c) {
+		return next(c)
 	}
+	d := s.opt.HandlerTimeout
+	if rt, ok := RequestTimeout(c.Request()); ok && rt < d {
+		d = rt
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), d)
+	defer cancel()
+	c.SetRequest(c.Request().WithContext(ctx))
+	err := next(c)
+	if err != nil && errors.Is(err, context.DeadlineExceeded) {
+		return NewError(http.StatusGatewayTimeout, CodeTimeout, "handler deadline exceeded")
+	}
+	return err
 }
 
 // RequestTimeout parses the Request-Timeout header: seconds as an integer or

@@ -71,8 +71,9 @@ type Server struct {
 	counters   sync.Map // routeStatus → *metrics.Counter
 	histograms sync.Map // route → *metrics.PrometheusHistogram
 
-	lim     atomic.Pointer[Limits]
-	limiter atomic.Pointer[rate.Limiter] // nil = no rate limit
+	lim      atomic.Pointer[Limits]
+	limiter  atomic.Pointer[rate.Limiter] // nil = no rate limit
+	inflight atomic.Int64                 // requests counted against MaxInflight
 
 	mu       sync.Mutex
 	draining bool
@@ -109,7 +110,7 @@ func NewServer(opt ServerOptions) *Server {
 	s.SetLimits(opt.Limits)
 	s.echo.HideBanner, s.echo.HidePort = true, true
 	s.echo.HTTPErrorHandler = s.handleError
-	s.echo.Use(s.chain()...)
+	s.echo.Use(s.middleware)
 	s.http = &http.Server{
 		Handler:           s.echo,
 		ReadHeaderTimeout: ReadHeaderTimeout,
@@ -117,22 +118,32 @@ func NewServer(opt ServerOptions) *Server {
 		WriteTimeout:      WriteTimeout,
 		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
-		ConnState:         s.conns.track,
+		ConnState:         s.connState,
+		ConnContext:       withConn,
 		ErrorLog:          zerologStdLogger(opt.Log),
 	}
 	return s
+}
+
+// connState is the server's ConnState hook: a coalesced response ends when
+// its connection turns idle or is hijacked; connections are counted per
+// client IP.
+func (s *Server) connState(c net.Conn, state http.ConnState) {
+	connStateHook(c, state)
+	s.conns.track(c, state)
 }
 
 // Echo returns the router so the role can add its routes.
 func (s *Server) Echo() *echo.Echo { return s.echo }
 
 // Listen binds the address; a bind error is returned (fatal at start-up).
+// Its connections can coalesce a response's writes (CoalesceResponse).
 func (s *Server) Listen() error {
 	ln, err := net.Listen("tcp", s.opt.Addr)
 	if err != nil {
 		return err
 	}
-	s.ln = ln
+	s.ln = coalesceListener{ln}
 	return nil
 }
 

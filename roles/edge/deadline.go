@@ -4,21 +4,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"os"
 	"regexp"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/ronhq/ron/httpx"
-)
-
-// Write pacing of streamed bodies (spec/edge.md §2): once the first byte is
-// out, every chunk of at most writeChunk bytes must be written within
-// writeChunkTimeout.
-const (
-	writeChunk        = 64 << 10
-	writeChunkTimeout = httpx.WriteTimeout
 )
 
 // Request-Timeout bounds (§2): decimal seconds within 0.001–3600.
@@ -33,7 +25,7 @@ var requestTimeoutRE = regexp.MustCompile(`^[0-9]{1,4}(\.[0-9]{1,9})?$`)
 // Request-Timeout. A Request-Timeout that is not decimal seconds within
 // 0.001–3600, or that is repeated, is a 400.
 func requestTimeout(r *http.Request, def time.Duration) (time.Duration, error) {
-	vs := r.Header.Values("Request-Timeout")
+	vs := r.Header["Request-Timeout"]
 	if len(vs) == 0 {
 		return def, nil
 	}
@@ -50,87 +42,144 @@ func requestTimeout(r *http.Request, def time.Duration) (time.Duration, error) {
 }
 
 // firstByteCtx is a request context whose deadline bounds the time to the
-// first byte only: its Done closes at the deadline unless the response was
-// committed by then (or when the parent ends). Deadline always reports the
-// deadline, so queued work can see the client's; after the commit the
-// writes' own pacing (chunkWriter) bounds the response instead.
+// first byte only: it ends at the deadline unless the response was
+// committed by then (or when its parent ends, or at stop). Deadline always
+// reports the deadline, so queued work can see the client's; after the
+// commit the writes' own pacing (chunkWriter) bounds the response instead.
+//
+// It is lazy: the cancelable context and the deadline's timer are made
+// only when someone asks for Done (a wait, a child context), so a request
+// answered without waiting (a cache hit) costs neither. Until then Err and
+// Value compute the same outcome from the clock, the commit flag and the
+// parent.
 type firstByteCtx struct {
-	context.Context // a WithCancelCause child of the request's context
-	deadline        time.Time
+	parent    context.Context
+	deadline  time.Time
+	committed *atomic.Bool
+
+	inner   atomic.Pointer[innerCtx] // set once armed, never changed after
+	stopped atomic.Bool
+
+	mu    sync.Mutex  // arming and stopping
+	timer *time.Timer // the deadline's, once armed (under mu)
+}
+
+// innerCtx is the cancelable context behind an armed firstByteCtx.
+type innerCtx struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// init sets c up to end d from now (or at parent's earlier deadline)
+// unless committed reports true by then.
+func (c *firstByteCtx) init(parent context.Context, d time.Duration, committed *atomic.Bool) {
+	deadline := time.Now().Add(d)
+	if pd, ok := parent.Deadline(); ok && pd.Before(deadline) {
+		deadline = pd
+	}
+	c.parent, c.deadline, c.committed = parent, deadline, committed
 }
 
 // Deadline implements context.Context.
-func (c firstByteCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c *firstByteCtx) Deadline() (time.Time, bool) { return c.deadline, true }
 
-// Err reports context.DeadlineExceeded when the first-byte deadline fired.
-func (c firstByteCtx) Err() error {
-	err := c.Context.Err()
-	if err != nil && errors.Is(context.Cause(c.Context), context.DeadlineExceeded) {
+// Done implements context.Context; it arms c.
+func (c *firstByteCtx) Done() <-chan struct{} { return c.arm().ctx.Done() }
+
+// Err implements context.Context: context.DeadlineExceeded when the
+// first-byte deadline passed before the commit, context.Canceled after
+// stop, else the parent's error.
+func (c *firstByteCtx) Err() error {
+	in := c.inner.Load()
+	if in == nil {
+		if err := c.parent.Err(); err != nil {
+			return err
+		}
+		if !c.ended() {
+			return nil
+		}
+		in = c.arm()
+	}
+	err := in.ctx.Err()
+	if err != nil && errors.Is(context.Cause(in.ctx), context.DeadlineExceeded) {
 		return context.DeadlineExceeded
 	}
 	return err
+}
+
+// Value implements context.Context. The context package looks up its own
+// cancelation state with an *int key (context.Cause does): for it an ended
+// context is armed first, so Cause agrees with Err. Other keys go to the
+// parent without consulting the clock.
+func (c *firstByteCtx) Value(key any) any {
+	in := c.inner.Load()
+	if _, internal := key.(*int); internal && in == nil && c.ended() {
+		in = c.arm()
+	}
+	if in != nil {
+		return in.ctx.Value(key)
+	}
+	return c.parent.Value(key)
+}
+
+// ended reports, for an unarmed c, whether it has ended by itself: stopped,
+// or past the deadline with nothing committed.
+func (c *firstByteCtx) ended() bool {
+	return c.stopped.Load() || !c.committed.Load() && !time.Now().Before(c.deadline)
+}
+
+// arm makes the cancelable context: already canceled when c was stopped or
+// its deadline passed uncommitted, else with a timer for the deadline.
+func (c *firstByteCtx) arm() *innerCtx {
+	if in := c.inner.Load(); in != nil {
+		return in
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if in := c.inner.Load(); in != nil {
+		return in
+	}
+	ctx, cancel := context.WithCancelCause(c.parent)
+	in := &innerCtx{ctx: ctx, cancel: cancel}
+	c.inner.Store(in)
+	switch {
+	case c.stopped.Load():
+		cancel(context.Canceled)
+	case !time.Now().Before(c.deadline):
+		c.fire()
+	default:
+		c.timer = time.AfterFunc(time.Until(c.deadline), c.fire)
+	}
+	return in
+}
+
+// fire ends an armed c at its deadline unless the response was committed.
+func (c *firstByteCtx) fire() {
+	if !c.committed.Load() {
+		c.inner.Load().cancel(context.DeadlineExceeded)
+	}
+}
+
+// stop ends c (the handler returned): its timer is stopped and it reports
+// context.Canceled from now on.
+func (c *firstByteCtx) stop() {
+	c.mu.Lock()
+	c.stopped.Store(true)
+	t, in := c.timer, c.inner.Load()
+	c.mu.Unlock()
+	if t != nil {
+		t.Stop()
+	}
+	if in != nil {
+		in.cancel(context.Canceled)
+	}
 }
 
 // firstByte returns a firstByteCtx of parent ending d from now unless
 // committed reports true by then, and its stop (call it when the handler
 // returns).
 func firstByte(parent context.Context, d time.Duration, committed *atomic.Bool) (context.Context, func()) {
-	deadline := time.Now().Add(d)
-	if pd, ok := parent.Deadline(); ok && pd.Before(deadline) {
-		deadline = pd
-	}
-	ctx, cancel := context.WithCancelCause(parent)
-	t := time.AfterFunc(time.Until(deadline), func() {
-		if !committed.Load() {
-			cancel(context.DeadlineExceeded)
-		}
-	})
-	return firstByteCtx{Context: ctx, deadline: deadline}, func() {
-		t.Stop()
-		cancel(context.Canceled)
-	}
+	c := &firstByteCtx{}
+	c.init(parent, d, committed)
+	return c, c.stop
 }
-
-// chunkWriter paces a response: every write goes out in pieces of at most
-// writeChunk bytes, each under a fresh write deadline of writeChunkTimeout
-// (ignored where the connection has none, e.g. in-process). The first
-// write timeout is counted in ron_io_timeouts_total{op="write"}.
-type chunkWriter struct {
-	http.ResponseWriter
-	rc       *http.ResponseController
-	timeouts func()
-	timedOut bool
-}
-
-func newChunkWriter(w http.ResponseWriter, timeouts func()) *chunkWriter {
-	return &chunkWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeouts: timeouts}
-}
-
-// Write implements io.Writer.
-func (w *chunkWriter) Write(p []byte) (int, error) {
-	n := 0
-	for len(p) > 0 {
-		k := min(len(p), writeChunk)
-		_ = w.rc.SetWriteDeadline(time.Now().Add(writeChunkTimeout))
-		m, err := w.ResponseWriter.Write(p[:k])
-		n += m
-		if err != nil {
-			if errors.Is(err, os.ErrDeadlineExceeded) && !w.timedOut {
-				w.timedOut = true
-				w.timeouts()
-			}
-			return n, err
-		}
-		p = p[k:]
-	}
-	return n, nil
-}
-
-// FlushError flushes the underlying writer (http.ResponseController).
-func (w *chunkWriter) FlushError() error { return w.rc.Flush() }
-
-// Flush implements http.Flusher.
-func (w *chunkWriter) Flush() { _ = w.rc.Flush() }
-
-// Unwrap gives http.ResponseController the underlying writer.
-func (w *chunkWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

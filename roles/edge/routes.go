@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -48,7 +47,7 @@ func (r *Role) mount(e *echo.Echo) {
 // mountWith adds the §1 routes with h behind the role's middleware: guard
 // → rate limit → deadline (and CORS).
 func (r *Role) mountWith(e *echo.Echo, h handlers) {
-	e.Use(r.guard, r.rateLimit, r.deadline)
+	e.Use(r.middleware)
 	e.Match(readMethods, routeObject, h.object)
 	e.Match(readMethods, routePacks, h.packs)
 	e.Match(readMethods, routePack, h.packs)
@@ -62,26 +61,43 @@ func (r *Role) mountWith(e *echo.Echo, h handlers) {
 	e.RouteNotFound(routeAssets, h.assets)
 }
 
+// middleware is the role's part of the chain: guard → rate limit →
+// deadline (and CORS). It is one echo middleware because echo wraps the
+// global middleware around the handler anew for every request.
+func (r *Role) middleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := r.guard(c); err != nil {
+			return err
+		}
+		if err := r.rateLimit(c); err != nil {
+			return err
+		}
+		return r.deadline(c, next)
+	}
+}
+
+// valNosniff is the X-Content-Type-Options value of every answer (shared;
+// never modified).
+var valNosniff = []string{"nosniff"}
+
 // guard applies to every request: X-Content-Type-Options: nosniff;
 // CONNECT and TRACE → 405; an absolute-form request target (a proxy
 // request) → 403 forbidden. Both refusals carry reason not_allowed.
-func (r *Role) guard(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		c.Response().Header().Set("X-Content-Type-Options", "nosniff")
-		req := c.Request()
-		switch {
-		case req.Method == http.MethodConnect || req.Method == http.MethodTrace:
-			r.met.reject(ReasonNotAllowed)
-			c.Response().Header().Set("Allow", allowOf(c.Path()))
-			return withReason(httpx.NewError(http.StatusMethodNotAllowed, httpx.CodeMethodNotAllowed,
-				"%s is not served", req.Method), ReasonNotAllowed)
-		case absoluteForm(req):
-			r.met.reject(ReasonNotAllowed)
-			return withReason(httpx.NewError(http.StatusForbidden, httpx.CodeForbidden,
-				"the edge is not a forward proxy: absolute-form request targets are refused"), ReasonNotAllowed)
-		}
-		return next(c)
+func (r *Role) guard(c echo.Context) error {
+	c.Response().Header()["X-Content-Type-Options"] = valNosniff
+	req := c.Request()
+	switch {
+	case req.Method == http.MethodConnect || req.Method == http.MethodTrace:
+		r.met.reject(ReasonNotAllowed)
+		c.Response().Header().Set("Allow", allowOf(c.Path()))
+		return withReason(httpx.NewError(http.StatusMethodNotAllowed, httpx.CodeMethodNotAllowed,
+			"%s is not served", req.Method), ReasonNotAllowed)
+	case absoluteForm(req):
+		r.met.reject(ReasonNotAllowed)
+		return withReason(httpx.NewError(http.StatusForbidden, httpx.CodeForbidden,
+			"the edge is not a forward proxy: absolute-form request targets are refused"), ReasonNotAllowed)
 	}
+	return nil
 }
 
 // absoluteForm reports whether the request target was not origin-form
@@ -106,45 +122,60 @@ func allowOf(route string) string {
 // rateLimit is the listener's rps bucket (§2: 0 = off; over-rate → 429
 // rate_limited, reason rate_limit). The role keeps it rather than the
 // shared server so the refusal carries and counts its reason.
-func (r *Role) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if lim := r.limiter.Load(); lim != nil && !opsRoutes[c.Path()] && !lim.Allow() {
-			r.met.reject(ReasonRateLimit)
-			return withReason(httpx.NewError(http.StatusTooManyRequests, httpx.CodeRateLimited,
-				"request rate limit exceeded"), ReasonRateLimit)
-		}
-		return next(c)
+func (r *Role) rateLimit(c echo.Context) error {
+	if lim := r.limiter.Load(); lim != nil && !opsRoutes[c.Path()] && !lim.Allow() {
+		r.met.reject(ReasonRateLimit)
+		return withReason(httpx.NewError(http.StatusTooManyRequests, httpx.CodeRateLimited,
+			"request rate limit exceeded"), ReasonRateLimit)
 	}
+	return nil
 }
 
 // deadline gives the handler its deadline (§2: request_timeout or a
 // shorter Request-Timeout, to the first byte), paces the writes of the
 // body, adds the CORS headers on the CORS routes, and turns a deadline
 // that passed before the first byte into 504 timeout (reason timeout).
-func (r *Role) deadline(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if opsRoutes[c.Path()] {
-			return next(c)
-		}
-		s := r.set.Load()
-		req, resp := c.Request(), c.Response()
-		d, err := requestTimeout(req, s.cfg.RequestTimeout)
-		if err != nil {
-			return err
-		}
-		var committed atomic.Bool
-		resp.Before(func() { committed.Store(true) })
-		if isCORSRoute(c.Path()) && req.Method != http.MethodOptions {
-			resp.Before(func() { s.cors.apply(resp.Header(), req) })
-		}
-		ctx, stop := firstByte(req.Context(), d, &committed)
-		defer stop()
-		// The server's write timeout would cut a body still waiting for its
-		// first byte; the chunks then get their own deadlines.
-		_ = http.NewResponseController(resp.Writer).SetWriteDeadline(time.Now().Add(d + writeChunkTimeout))
-		resp.Writer = newChunkWriter(resp.Writer, r.met.writeTimeout.Inc)
-		c.SetRequest(req.WithContext(ctx))
-		return r.timedOut(c, ctx, next(c))
+func (r *Role) deadline(c echo.Context, next echo.HandlerFunc) error {
+	if opsRoutes[c.Path()] {
+		return next(c)
+	}
+	s := r.set.Load()
+	req, resp := c.Request(), c.Response()
+	d, err := requestTimeout(req, s.cfg.RequestTimeout)
+	if err != nil {
+		return err
+	}
+	pr := &pacedRequest{req: req}
+	if isCORSRoute(c.Path()) && req.Method != http.MethodOptions {
+		pr.cors = &s.cors
+	}
+	pr.ctx.init(req.Context(), d, &pr.committed)
+	defer pr.ctx.stop()
+	pr.w.init(resp.Writer, r.met.writeTimeout, pr)
+	resp.Writer = &pr.w
+	c.SetRequest(req.WithContext(&pr.ctx))
+	err = r.timedOut(c, &pr.ctx, next(c))
+	pr.w.endPacing()
+	return err
+}
+
+// pacedRequest is the per-request state of the deadline middleware, in one
+// allocation: the first-byte context, the pacing writer and the commit
+// flag they share.
+type pacedRequest struct {
+	req       *http.Request
+	cors      *cors // nil: not a CORS route (or a preflight)
+	committed atomic.Bool
+	ctx       firstByteCtx
+	w         chunkWriter
+}
+
+// commit implements committer: the first byte is on its way, and a CORS
+// route gets its CORS headers.
+func (pr *pacedRequest) commit(h http.Header) {
+	pr.committed.Store(true)
+	if pr.cors != nil {
+		pr.cors.apply(h, pr.req)
 	}
 }
 

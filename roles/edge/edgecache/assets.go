@@ -1,6 +1,7 @@
 package edgecache
 
 import (
+	"os"
 	"slices"
 
 	"github.com/ronhq/ron/roles/edge/httpcache"
@@ -43,10 +44,14 @@ func (c *Cache) OpenAsset(a Asset) (Blob, bool) {
 		c.touchLocked(e)
 	}
 	rec := c.blobs[a.Blob]
+	var idle *os.File
+	if rec != nil {
+		idle = c.takeIdleLocked(rec)
+	}
 	due := c.takeDirtyLocked(false)
 	c.mu.Unlock()
 	c.flushTouches(due)
-	return c.openBlob(a.Blob, rec)
+	return c.openBlob(a.Blob, rec, idle)
 }
 
 // UpdateAsset replaces the headers and times of the variant of key whose

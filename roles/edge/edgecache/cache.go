@@ -67,8 +67,9 @@ type Cache struct {
 	dirty     []*entry // access times to persist
 	lastFlush time.Time
 
-	closed  bool
-	dbUsers int
+	closed    bool
+	dbUsers   int
+	idleFiles int // idle blob handles kept (handles.go)
 }
 
 // Open opens the cache. With opt.Dir set it creates the directories,
@@ -179,7 +180,12 @@ func (c *Cache) Close() error {
 	c.mu.Lock()
 	c.closed = true
 	closeNow := c.dbUsers == 0
+	var idle changes
+	for _, rec := range c.blobs {
+		c.dropIdleLocked(rec, &idle)
+	}
 	c.mu.Unlock()
+	closeFiles(idle.files)
 	if closeNow && c.db != nil {
 		if cerr := c.db.Close(); err == nil {
 			err = cerr

@@ -63,6 +63,23 @@ func (d *chunkedData) final(n int64) *chunkedData {
 	return s
 }
 
+// slices returns bytes [off, off+n) as sub-slices of the chunks (which
+// must hold them).
+func (d *chunkedData) slices(off, n int64) [][]byte {
+	if off < 0 || n <= 0 {
+		return nil
+	}
+	i := sort.Search(len(d.starts), func(i int) bool { return d.starts[i] > off }) - 1
+	var out [][]byte
+	for ; n > 0 && i >= 0 && i < len(d.chunks); i++ {
+		c := d.chunks[i][off-d.starts[i]:]
+		c = c[:min(int64(len(c)), n)]
+		out = append(out, c)
+		off, n = off+int64(len(c)), n-int64(len(c))
+	}
+	return out
+}
+
 // readAt copies bytes at off from the first size bytes into p.
 func (d *chunkedData) readAt(p []byte, off, size int64) int {
 	if off >= size {
@@ -94,6 +111,11 @@ func (b *memBlob) ReadAt(p []byte, off int64) (int, error) {
 		return n, io.EOF
 	}
 	return n, nil
+}
+
+// Slices implements Slicer.
+func (b *memBlob) Slices(off, n int64) [][]byte {
+	return b.d.slices(off, min(n, b.size-off))
 }
 
 func (b *memBlob) Size() int64  { return b.size }

@@ -103,6 +103,7 @@ func (c *Cache) persistCommit(e *entry, ch changes) error {
 		c.mu.Unlock()
 		ch.keys = ch.keys[:0]
 	}
+	closeFiles(ch.files)
 	for _, id := range ch.unlink {
 		c.unlinkBlob(id)
 	}

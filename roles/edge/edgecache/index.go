@@ -2,6 +2,7 @@ package edgecache
 
 import (
 	"container/list"
+	"os"
 	"slices"
 	"time"
 
@@ -41,18 +42,22 @@ type blobRec struct {
 	size int64
 	refs int          // entries using it
 	mem  *chunkedData // memory mode
+	idle []*os.File   // disk mode: handles for the next hits (handles.go)
 }
 
 // changes collects what must happen outside the lock after the index
-// changed: meta.db records to rewrite (or delete) and blob files to unlink.
+// changed: meta.db records to rewrite (or delete), blob files to unlink
+// and idle handles to close.
 type changes struct {
 	keys   []dbKey
 	unlink []store.ID
+	files  []*os.File
 }
 
 func (ch *changes) merge(o changes) {
 	ch.keys = append(ch.keys, o.keys...)
 	ch.unlink = append(ch.unlink, o.unlink...)
+	ch.files = append(ch.files, o.files...)
 }
 
 // objectMeta and assetMeta are the header bytes an entry adds to the budget.
@@ -136,6 +141,7 @@ func (c *Cache) releaseBlobLocked(id store.ID, ch *changes) {
 		return
 	}
 	delete(c.blobs, id)
+	c.dropIdleLocked(b, ch)
 	c.bytes -= b.size
 	if !c.Memory() {
 		c.deleting[id]++
@@ -208,6 +214,7 @@ func (c *Cache) flushTouches(keys []dbKey) {
 // apply performs the I/O an index change requires: meta.db first, then the
 // blob files, so a crash never leaves an entry whose blob is gone.
 func (c *Cache) apply(ch changes) {
+	closeFiles(ch.files)
 	if err := c.persist(ch.keys); err != nil {
 		c.log.Warn().Err(err).Msg("edgecache: updating meta.db")
 	}

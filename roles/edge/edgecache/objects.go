@@ -1,6 +1,8 @@
 package edgecache
 
 import (
+	"os"
+
 	"github.com/ronhq/ron/store"
 )
 
@@ -17,25 +19,33 @@ func (c *Cache) Object(id store.ID) (b Blob, contentType string, ok bool) {
 	}
 	c.touchLocked(e)
 	ctype, rec := e.ctype, c.blobs[id]
+	var idle *os.File
+	if rec != nil {
+		idle = c.takeIdleLocked(rec)
+	}
 	due := c.takeDirtyLocked(false)
 	c.mu.Unlock()
 	c.flushTouches(due)
-	b, ok = c.openBlob(id, rec)
+	b, ok = c.openBlob(id, rec, idle)
 	return b, ctype, ok
 }
 
-// openBlob opens blob id whose record was rec when looked up.
-func (c *Cache) openBlob(id store.ID, rec *blobRec) (Blob, bool) {
+// openBlob opens blob id whose record was rec when looked up, with idle,
+// an idle handle of rec taken meanwhile (or nil: the file is opened).
+func (c *Cache) openBlob(id store.ID, rec *blobRec, idle *os.File) (Blob, bool) {
 	if rec == nil {
 		return nil, false
 	}
 	if rec.mem != nil {
 		return &memBlob{d: rec.mem, size: rec.size}, true
 	}
-	f, err := openRead(c.blobPath(id))
-	if err != nil {
-		c.blobMissing(id, rec, err)
-		return nil, false
+	f := idle
+	if f == nil {
+		var err error
+		if f, err = openRead(c.blobPath(id)); err != nil {
+			c.blobMissing(id, rec, err)
+			return nil, false
+		}
 	}
-	return &fileBlob{f: f, size: rec.size}, true
+	return &fileBlob{f: f, size: rec.size, c: c, id: id, rec: rec}, true
 }

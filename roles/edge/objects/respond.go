@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/ranges"
+	"github.com/ronhq/ron/roles/edge/edgecache"
 	"github.com/ronhq/ron/roles/edge/httpcache"
 	"github.com/ronhq/ron/store"
 )
@@ -20,8 +22,15 @@ const (
 	statusHit = httpcache.CacheName + "; hit"
 )
 
-// etagOf is the strong ETag of an object: "b3:<hex>".
-func etagOf(id store.ID) string { return `"` + id.String() + `"` }
+// etagOf is the strong ETag of an object: "b3:<hex>" (the quoted
+// store.ID.String, formatted in one allocation).
+func etagOf(id store.ID) string {
+	var b [2 + len(`b3:`) + 2*len(store.ID{})]byte
+	n := copy(b[:], `"b3:`)
+	n += hex.Encode(b[n:], id[:])
+	b[n] = '"'
+	return string(b[:])
+}
 
 // validators are an object's validators: its ETag only.
 func validators(id store.ID) ranges.Validators { return ranges.Validators{ETag: etagOf(id)} }
@@ -31,6 +40,9 @@ func validators(id store.ID) ranges.Validators { return ranges.Validators{ETag: 
 // one (weak comparison). An If-None-Match of "*" alone is left to the
 // answer, which knows whether the object exists.
 func early(r *http.Request, id store.ID) int {
+	if !hasPreconditions(r) {
+		return 0
+	}
 	st := ranges.CheckConditions(r, validators(id))
 	if st == http.StatusNotModified && ranges.CheckConditions(r, ranges.Validators{ETag: `"-"`}) == http.StatusNotModified {
 		return 0 // matched by "*", which says nothing about this object
@@ -45,7 +57,7 @@ func (o *Objects) answerEarly(c echo.Context, id store.ID, st int) error {
 	}
 	h := c.Response().Header()
 	setObjectHeaders(h, id)
-	h.Set("Cache-Status", statusHit)
+	setCacheStatus(h, statusHit)
 	return c.NoContent(http.StatusNotModified)
 }
 
@@ -54,11 +66,28 @@ func errPrecondition() error {
 	return httpx.NewError(http.StatusPreconditionFailed, httpx.CodePreconditionFailed, "If-Match did not match")
 }
 
+// Constant header values, shared by every answer (each slice has capacity
+// 1, so h.Add copies; nothing may modify them).
+var (
+	valImmutable = []string{immutable}
+	valBytes     = []string{"bytes"}
+	valHit       = []string{statusHit}
+)
+
 // setObjectHeaders sets the headers of every answer about an object.
 func setObjectHeaders(h http.Header, id store.ID) {
-	h.Set("ETag", etagOf(id))
-	h.Set("Cache-Control", immutable)
-	h.Set("Accept-Ranges", "bytes")
+	h["Etag"] = []string{etagOf(id)}
+	h["Cache-Control"] = valImmutable
+	h["Accept-Ranges"] = valBytes
+}
+
+// setCacheStatus sets Cache-Status.
+func setCacheStatus(h http.Header, status string) {
+	if status == statusHit {
+		h["Cache-Status"] = valHit
+		return
+	}
+	h.Set("Cache-Status", status)
 }
 
 // answer is one representation of an object to send.
@@ -98,12 +127,16 @@ func (o *Objects) respond(c echo.Context, a answer) error {
 		return answerError(req.Context(), err)
 	}
 	setObjectHeaders(h, a.id)
-	h.Set("Cache-Status", a.cacheStatus)
+	setCacheStatus(h, a.cacheStatus)
 	if plan.Status == http.StatusNotModified {
 		resp.WriteHeader(http.StatusNotModified)
 		return nil
 	}
 	plan.SetHeaders(h, a.size, a.ctype)
+	if a.wait == nil && a.plan == nil {
+		// The whole object is at hand (a hit): no write waits for another.
+		httpx.CoalesceResponse(req)
+	}
 	resp.WriteHeader(plan.Status)
 	if req.Method == http.MethodHead {
 		return nil
@@ -119,18 +152,30 @@ func (o *Objects) respond(c echo.Context, a answer) error {
 }
 
 // planFor is a's plan, or the request's against a, counted when the GET
-// carried a Range.
+// carried a Range. A request with neither a precondition, If-Range nor
+// Range gets what the helpers answer it, 200 with the whole object,
+// without asking them.
 func (o *Objects) planFor(req *http.Request, a answer) ranges.Plan {
 	var plan ranges.Plan
-	if a.plan != nil {
+	switch {
+	case a.plan != nil:
 		plan = *a.plan
-	} else {
+	case !hasPreconditions(req) && len(req.Header["If-Range"]) == 0 && len(req.Header["Range"]) == 0:
+		plan = ranges.Plan{Status: http.StatusOK, ContentLength: max(a.size, 0)}
+	default:
 		plan = ranges.NewPlanFor(req, a.size, validators(a.id), a.ctype, o.limits().MaxRanges)
 	}
 	if req.Method == http.MethodGet && req.Header.Get("Range") != "" {
 		o.met.rangeResult(plan.Status)
 	}
 	return plan
+}
+
+// hasPreconditions reports whether r carries a precondition field.
+func hasPreconditions(r *http.Request) bool {
+	h := r.Header
+	return len(h["If-None-Match"]) > 0 || len(h["If-Match"]) > 0 || len(h["If-Modified-Since"]) > 0 ||
+		len(h["If-Unmodified-Since"]) > 0
 }
 
 // waitFirst waits, for a GET with a body, until the first byte of the
@@ -148,9 +193,10 @@ func (a answer) waitFirst(req *http.Request, plan ranges.Plan) error {
 	return nil
 }
 
-// countWriter counts the bytes written through it.
+// countWriter counts the bytes written through it to the response; its
+// ReadFrom reaches the response writer's own (sendfile on a connection).
 type countWriter struct {
-	w io.Writer
+	w *echo.Response
 	n int64
 }
 
@@ -160,15 +206,63 @@ func (cw *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// blobRead copies ranges of a stored blob.
-func blobRead(b io.ReaderAt) func(w io.Writer, off, n int64) error {
-	return func(w io.Writer, off, n int64) error {
+// ReadFrom implements io.ReaderFrom.
+func (cw *countWriter) ReadFrom(src io.Reader) (int64, error) {
+	var n int64
+	var err error
+	if rf, ok := cw.w.Writer.(io.ReaderFrom); ok && cw.w.Committed {
+		n, err = rf.ReadFrom(src)
+		cw.w.Size += n
+	} else {
 		buf := getBuf()
 		defer putBuf(buf)
-		got, err := io.CopyBuffer(w, io.NewSectionReader(b, off, n), buf[:])
+		n, err = io.CopyBuffer(writerOnly{cw.w}, src, buf[:])
+	}
+	cw.n += n
+	return n, err
+}
+
+// writerOnly hides a writer's ReadFrom from io.Copy.
+type writerOnly struct{ io.Writer }
+
+// blobRead copies ranges of a stored blob: in memory, the stored slices
+// themselves; on disk, with sendfile where the writer can (an
+// edgecache.FileSectioner section handed to its ReadFrom); else through a
+// buffer.
+func blobRead(b io.ReaderAt) func(w io.Writer, off, n int64) error {
+	return func(w io.Writer, off, n int64) error {
+		got, err := copyBlob(w, b, off, n)
 		if err == nil && got != n {
 			err = fmt.Errorf("blob: %d of %d bytes at %d: %w", got, n, off, io.ErrUnexpectedEOF)
 		}
 		return err
 	}
+}
+
+// copyBlob copies bytes [off, off+n) of b to w and returns how many it
+// wrote.
+func copyBlob(w io.Writer, b io.ReaderAt, off, n int64) (int64, error) {
+	if s, ok := b.(edgecache.Slicer); ok {
+		var total int64
+		for _, p := range s.Slices(off, n) {
+			m, err := w.Write(p)
+			total += int64(m)
+			if err != nil {
+				return total, err
+			}
+		}
+		return total, nil
+	}
+	if fs, ok := b.(edgecache.FileSectioner); ok {
+		if rf, ok := w.(io.ReaderFrom); ok {
+			r, err := fs.Section(off, n)
+			if err != nil {
+				return 0, err
+			}
+			return rf.ReadFrom(r)
+		}
+	}
+	buf := getBuf()
+	defer putBuf(buf)
+	return io.CopyBuffer(w, io.NewSectionReader(b, off, n), buf[:])
 }

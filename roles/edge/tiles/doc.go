@@ -17,8 +17,16 @@
 //
 // Every answer goes through the httpx/ranges helpers (conditionals, Range,
 // multipart) with the file's mtime, clamped to the response's Date, as a
-// weak Last-Modified. Errors are httpx envelopes; CORS and the handler
-// deadline are the role's.
+// weak Last-Modified; a request with no precondition and no Range gets
+// their answer to it (200 full) without the call. Errors are httpx
+// envelopes; CORS and the handler deadline are the role's.
+//
+// Warm tiles are answered from memory: a TileCacheBytes cache of tiles as
+// stored (absent ones too), keyed by pack id and tile id so that a replaced
+// pack never answers from its old version, with the header values that
+// depend on the tile alone; other header values are formatted once and
+// shared. A body in memory leaves with its headers in one write
+// (httpx.CoalesceResponse).
 //
 // Metrics (role="edge"): ron_edge_tiles_total{pack,status} (200, 204, 304,
 // 404), ron_edge_range_requests_total{result} (206, 416, 200; GET requests

@@ -1,8 +1,10 @@
 package tiles
 
 import (
+	"maps"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/VictoriaMetrics/metrics"
 
@@ -37,7 +39,18 @@ type tileMetrics struct {
 	bytes  map[string]*metrics.Counter // ron_edge_bytes_served_total{route}
 	cap    *metrics.Counter            // ron_edge_rejects_total{reason="decompress_cap"}
 	bad    *metrics.Counter            // ron_edge_rejects_total{reason="invalid_range"}
-	tiles  sync.Map                    // pack + "\x00" + status → *metrics.Counter
+
+	// tiles holds ron_edge_tiles_total{pack,status}: an immutable map,
+	// replaced whole (under mu) when a series is added, so counting reads
+	// it without a lock.
+	mu    sync.Mutex
+	tiles atomic.Pointer[map[packStatus]*metrics.Counter]
+}
+
+// packStatus keys the per-pack tile counters.
+type packStatus struct {
+	pack   string
+	status int
 }
 
 func newTileMetrics(m *runtime.Metrics) *tileMetrics {
@@ -53,6 +66,7 @@ func newTileMetrics(m *runtime.Metrics) *tileMetrics {
 	for _, r := range []string{RouteTile, RouteTileJSON, RoutePacks, RouteArchive} {
 		tm.bytes[r] = m.Counter("edge_bytes_served_total", "role", role, "route", r)
 	}
+	tm.tiles.Store(&map[packStatus]*metrics.Counter{})
 	return tm
 }
 
@@ -63,13 +77,28 @@ func (tm *tileMetrics) tile(pack string, status int) {
 	if status == 206 {
 		status = 200
 	}
-	key := pack + "\x00" + strconv.Itoa(status)
-	c, ok := tm.tiles.Load(key)
-	if !ok {
-		c, _ = tm.tiles.LoadOrStore(key, tm.m.Counter("edge_tiles_total", "role", role, "pack", pack,
-			"status", strconv.Itoa(status)))
+	key := packStatus{pack, status}
+	c := (*tm.tiles.Load())[key]
+	if c == nil {
+		c = tm.addTileSeries(key)
 	}
-	c.(*metrics.Counter).Inc()
+	c.Inc()
+}
+
+// addTileSeries creates the counter of key and publishes a map holding it.
+func (tm *tileMetrics) addTileSeries(key packStatus) *metrics.Counter {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	old := *tm.tiles.Load()
+	if c := old[key]; c != nil {
+		return c
+	}
+	c := tm.m.Counter("edge_tiles_total", "role", role, "pack", key.pack, "status", strconv.Itoa(key.status))
+	next := make(map[packStatus]*metrics.Counter, len(old)+1)
+	maps.Copy(next, old)
+	next[key] = c
+	tm.tiles.Store(&next)
+	return c
 }
 
 // rangeResult counts a GET carrying Range by its outcome (200, 206, 416).

@@ -72,7 +72,7 @@ func (t *Tiles) serveListing(c echo.Context) error {
 	}
 	s, date := t.current(), t.now()
 	_, err = t.serve(c, s, body{route: RoutePacks, size: int64(len(doc)), ctype: "application/json",
-		v: ranges.Validators{ETag: hashETag("pl", doc)}, date: date, read: sliceRead(doc)})
+		v: ranges.Validators{ETag: hashETag("pl", doc)}, date: date, data: doc})
 	return err
 }
 

@@ -45,8 +45,15 @@ func parsePath(escaped string) (kind int, tr tileReq, err error) {
 		}
 		return reqTileJSON, tileReq{Name: name}, nil
 	}
-	seg := strings.Split(rest, "/")
-	if len(seg) != 4 || seg[0] == "" {
+	var seg [4]string
+	for i := range 3 {
+		var ok bool
+		if seg[i], rest, ok = strings.Cut(rest, "/"); !ok {
+			return reqNone, tr, nil
+		}
+	}
+	seg[3] = rest
+	if strings.Contains(rest, "/") || seg[0] == "" {
 		return reqNone, tr, nil
 	}
 	tr, err = parseTile(seg[0], seg[1], seg[2], seg[3])

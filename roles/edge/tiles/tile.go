@@ -47,21 +47,44 @@ func (t *Tiles) serveTile(c echo.Context, tr tileReq) error {
 	id, _ := pmtiles.TileID(tr.Z, tr.X, tr.Y) // valid: parseTile checked the coordinates
 	tc := tileCtx{p: p, s: s, date: date, id: id}
 	tc.coding, tc.known = p.Coding()
-	if tc.known {
+	if tc.known && hasConditionals(c.Request()) {
 		// PMTiles: the ETag follows from the tile id and the pack's coding,
 		// so a 304 (or 412) needs no tile read.
 		if done, err := t.precheck(c, tc); done {
 			return err
 		}
 	}
-	tile, err := p.Tile(c.Request().Context(), tr.Z, tr.X, tr.Y)
+	ct, err := t.tile(c.Request().Context(), p, tr, id)
 	if err != nil {
 		return t.tileError(c, p, err)
 	}
-	if !tile.Found {
-		return t.serveAbsent(c, tc, tile.Coding)
+	if !ct.found {
+		return t.serveAbsent(c, tc, ct.coding)
 	}
-	return t.serveFound(c, tc, tile)
+	return t.serveFound(c, tc, ct)
+}
+
+// tile returns tile tr (id) of p from the tile cache, or reads and caches
+// it.
+func (t *Tiles) tile(ctx context.Context, p *packs.Pack, tr tileReq, id uint64) (*cachedTile, error) {
+	if ct, ok := t.cache.get(tileKey{pack: p.ID(), id: id}); ok {
+		return ct, nil
+	}
+	tile, err := p.Tile(ctx, tr.Z, tr.X, tr.Y)
+	if err != nil {
+		return nil, err
+	}
+	ct := newCachedTile(p, tile)
+	t.cache.put(ct)
+	return ct, nil
+}
+
+// hasConditionals reports whether r carries a precondition field (or
+// If-Range, which only matters with Range).
+func hasConditionals(r *http.Request) bool {
+	h := r.Header
+	return len(h["If-None-Match"]) > 0 || len(h["If-Match"]) > 0 || len(h["If-Modified-Since"]) > 0 ||
+		len(h["If-Unmodified-Since"]) > 0 || len(h["If-Range"]) > 0
 }
 
 // tileCtx is what one tile answer is built from.
@@ -92,16 +115,22 @@ func (t *Tiles) checkTile(p *packs.Pack, tr tileReq) error {
 	return nil
 }
 
+// tileHeaders are the validator headers of one tile answer.
+func (t *Tiles) tileHeaders(tc tileCtx, etag []string) headerSet {
+	return headerSet{etag: etag, lastMod: t.hv.lastModified(tc.p, tc.date)}
+}
+
 // precheck evaluates the conditionals of a PMTiles tile (tc.known) before
 // reading it. done reports that the answer is complete: a 304 was written
 // (err nil), or err is the 412 envelope.
 func (t *Tiles) precheck(c echo.Context, tc tileCtx) (done bool, err error) {
 	sent := sentCoding(c.Request().Header, tc.coding)
-	v := validators(tileETag(tc.p.ID(), tc.id, sent), tc.p.ModTime(), tc.date)
+	etag := tileETag(tc.p.ID(), tc.id, sent)
+	v := validators(etag, tc.p.ModTime(), tc.date)
 	switch st := ranges.CheckConditions(c.Request(), v); st {
 	case http.StatusNotModified:
 		h := c.Response().Header()
-		setCommon(h, tc.s, v, tc.date)
+		t.setCommon(h, tc.s, v, tc.date, t.tileHeaders(tc, []string{etag}))
 		setVary(h, tc.coding)
 		c.Response().WriteHeader(st)
 		t.met.tile(tc.p.Name(), st)
@@ -121,9 +150,10 @@ func (t *Tiles) serveAbsent(c echo.Context, tc tileCtx, stored tiletype.Coding) 
 		stored = tc.coding
 	}
 	sent := sentCoding(c.Request().Header, stored)
-	v := validators(tileETag(tc.p.ID(), tc.id, sent), tc.p.ModTime(), tc.date)
+	etag := tileETag(tc.p.ID(), tc.id, sent)
+	v := validators(etag, tc.p.ModTime(), tc.date)
 	h := c.Response().Header()
-	setCommon(h, tc.s, v, tc.date)
+	t.setCommon(h, tc.s, v, tc.date, t.tileHeaders(tc, []string{etag}))
 	h.Del("Accept-Ranges")
 	setVary(h, stored)
 	st := ranges.CheckConditions(c.Request(), v)
@@ -140,22 +170,27 @@ func (t *Tiles) serveAbsent(c echo.Context, tc tileCtx, stored tiletype.Coding) 
 
 // serveFound answers a present tile: its stored bytes when the client
 // accepts their coding, else the bytes decoded under the cap.
-func (t *Tiles) serveFound(c echo.Context, tc tileCtx, tile packs.Tile) error {
-	sent := sentCoding(c.Request().Header, tile.Coding)
-	data := tile.Data
-	if sent != tile.Coding && tile.Coding.ContentEncoding() != "" {
+func (t *Tiles) serveFound(c echo.Context, tc tileCtx, ct *cachedTile) error {
+	sent := sentCoding(c.Request().Header, ct.coding)
+	data, length := ct.data, ct.length
+	if sent != ct.coding && ct.coding.ContentEncoding() != "" {
 		var err error
-		if data, err = tile.Coding.Decode(tile.Data, tc.s.TileMaxDecodedBytes); err != nil {
+		if data, err = ct.coding.Decode(ct.data, tc.s.TileMaxDecodedBytes); err != nil {
 			return t.decodeError(c, tc.p, err)
 		}
+		length = nil
 	}
 	h := c.Response().Header()
-	if enc := sent.ContentEncoding(); enc != "" {
-		h.Set("Content-Encoding", enc)
+	if enc := contentEncodingOf(sent); enc != nil {
+		h["Content-Encoding"] = enc
 	}
-	setVary(h, tile.Coding)
-	st, err := t.serve(c, tc.s, body{route: RouteTile, size: int64(len(data)), ctype: tc.p.TileType().ContentType(),
-		v: validators(tileETag(tc.p.ID(), tc.id, sent), tc.p.ModTime(), tc.date), date: tc.date, read: sliceRead(data)})
+	setVary(h, ct.coding)
+	typ := tc.p.TileType()
+	etag := ct.etagFor(sent)
+	hs := t.tileHeaders(tc, etag)
+	hs.ctype, hs.length = contentTypeOf(typ), length
+	st, err := t.serve(c, tc.s, body{route: RouteTile, size: int64(len(data)), ctype: typ.ContentType(),
+		v: validators(etag[0], tc.p.ModTime(), tc.date), date: tc.date, data: data, hs: hs})
 	if err == nil {
 		t.met.tile(tc.p.Name(), st)
 	}
@@ -175,9 +210,14 @@ func sentCoding(h http.Header, stored tiletype.Coding) tiletype.Coding {
 // setVary adds Vary: Accept-Encoding when the stored tile is compressed
 // (§6.3).
 func setVary(h http.Header, stored tiletype.Coding) {
-	if stored.ContentEncoding() != "" {
-		h.Add("Vary", "Accept-Encoding")
+	if stored.ContentEncoding() == "" {
+		return
 	}
+	if _, ok := h["Vary"]; ok {
+		h.Add("Vary", "Accept-Encoding")
+		return
+	}
+	h["Vary"] = valAcceptEncoding
 }
 
 // decodeError maps a failed on-the-fly decode: over the cap → 500 internal

@@ -51,7 +51,7 @@ func (t *Tiles) serveTileJSON(c echo.Context, name string) error {
 		c.Response().Header().Add("Vary", varyForwarded)
 	}
 	_, err = t.serve(c, s, body{route: RouteTileJSON, size: int64(len(doc)), ctype: "application/json",
-		v: validators(hashETag("tj", doc), p.ModTime(), date), date: date, read: sliceRead(doc)})
+		v: validators(hashETag("tj", doc), p.ModTime(), date), date: date, data: doc})
 	return err
 }
 

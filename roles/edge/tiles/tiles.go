@@ -57,7 +57,10 @@ type Options struct {
 	Settings func() Settings // read per request; nil = all defaults
 	Metrics  *runtime.Metrics
 	Log      zerolog.Logger
-	Now      func() time.Time // the response Date; nil = time.Now
+	// Now is the time answers are built at, and their Date; nil = time.Now,
+	// with the Date left to net/http (which stamps it when it writes the
+	// headers, so it is never earlier than a Last-Modified clamped to Now).
+	Now func() time.Time
 }
 
 // Tiles serves /tiles and /packs from a pack set. It is safe for concurrent
@@ -68,12 +71,15 @@ type Tiles struct {
 	now      func() time.Time
 	log      zerolog.Logger
 	met      *tileMetrics
+	cache    *tileCache // warm tiles (TileCacheBytes)
+	hv       headerVals // formatted header values
+	date     bool       // set Date (Options.Now given)
 }
 
 // New returns the handlers over opt.Packs (required).
 func New(opt Options) *Tiles {
 	t := &Tiles{packs: opt.Packs, settings: opt.Settings, now: opt.Now, log: opt.Log,
-		met: newTileMetrics(opt.Metrics)}
+		met: newTileMetrics(opt.Metrics), cache: newTileCache(TileCacheBytes), date: opt.Now != nil}
 	if t.settings == nil {
 		t.settings = func() Settings { return Settings{} }
 	}

@@ -50,16 +50,34 @@ func clampMTime(mtime, date time.Time) time.Time {
 	return mtime
 }
 
-// setCommon sets the headers every pack-derived answer carries: Date,
-// ETag, Last-Modified (when set), Cache-Control and Accept-Ranges.
-func setCommon(h http.Header, s Settings, v ranges.Validators, date time.Time) {
-	h.Set("Date", date.UTC().Format(http.TimeFormat))
-	if v.ETag != "" {
+// headerSet holds header values an answer has ready; nil fields are
+// formatted from the validators by setCommon (or left to the Range plan).
+type headerSet struct {
+	etag    []string // ETag
+	lastMod []string // Last-Modified
+	ctype   []string // Content-Type of a 200
+	length  []string // Content-Length of a 200
+}
+
+// setCommon sets the headers every pack-derived answer carries: Date (when
+// Options.Now was given; else net/http adds it), ETag, Last-Modified (when
+// set), Cache-Control and Accept-Ranges, taking the values hs has ready.
+func (t *Tiles) setCommon(h http.Header, s Settings, v ranges.Validators, date time.Time, hs headerSet) {
+	if t.date {
+		h["Date"] = t.hv.dateOf(date)
+	}
+	switch {
+	case hs.etag != nil:
+		h["Etag"] = hs.etag
+	case v.ETag != "":
 		h.Set("ETag", v.ETag)
 	}
-	if !v.LastModified.IsZero() {
+	switch {
+	case hs.lastMod != nil:
+		h["Last-Modified"] = hs.lastMod
+	case !v.LastModified.IsZero():
 		h.Set("Last-Modified", v.LastModified.UTC().Format(http.TimeFormat))
 	}
-	h.Set("Cache-Control", s.TilesCacheControl)
-	h.Set("Accept-Ranges", "bytes")
+	h["Cache-Control"] = t.hv.cacheControlOf(s.TilesCacheControl)
+	h["Accept-Ranges"] = valBytes
 }
