@@ -176,32 +176,8 @@ prepare_content() {
 start_nginx() {
 	free_port NGINX
 	NGINX_BIN=$(command -v nginx || echo /usr/sbin/nginx)
-	mkdir -p "$WORK/nginx"
-	cat >"$WORK/nginx/nginx.conf" <<-EOF
-		daemon off;
-		master_process on;
-		worker_processes $NGINX_WORKERS;
-		pid $WORK/nginx/nginx.pid;
-		error_log $WORK/nginx/error.log warn;
-		events { worker_connections 4096; }
-		http {
-		    access_log off;
-		    sendfile on;
-		    tcp_nopush on;
-		    keepalive_requests 1000000;
-		    types { image/png png; }
-		    default_type application/octet-stream;
-		    client_body_temp_path $WORK/nginx/body;
-		    proxy_temp_path $WORK/nginx/proxy;
-		    fastcgi_temp_path $WORK/nginx/fastcgi;
-		    uwsgi_temp_path $WORK/nginx/uwsgi;
-		    scgi_temp_path $WORK/nginx/scgi;
-		    server {
-		        listen 127.0.0.1:$NGINX;
-		        root $WORK/www;
-		    }
-		}
-	EOF
+	nginx_static_conf "$WORK/nginx" "$NGINX" "$WORK/www" "$NGINX_WORKERS" \
+		"tcp_nopush on; types { image/png png; } default_type application/octet-stream;"
 	LOGS+=("$WORK/nginx/error.log")
 	record "$NGINX_BIN" -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx"
 	"$NGINX_BIN" -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" >"$WORK/nginx/stdout.log" 2>&1 &

@@ -105,3 +105,36 @@ pass() {
 	awk -v v="$1" -v t="$2" -v op="$3" 'BEGIN {
 		ok = (op==">=") ? (v>=t) : (op=="<=") ? (v<=t) : (v<t); print ok ? "yes" : "**no**" }'
 }
+
+# nginx_static_conf DIR PORT ROOT WORKERS DIRECTIVES: writes DIR/nginx.conf,
+# the reference nginx of the benchmarks: in the foreground with WORKERS
+# workers, pid, logs and temp paths under DIR, no access log, sendfile,
+# unlimited keep-alive, serving ROOT on 127.0.0.1:PORT. DIRECTIVES are
+# the benchmark's own http-block lines (types, tcp_nopush).
+nginx_static_conf() {
+	local dir=$1 port=$2 root=$3 workers=$4 directives=$5
+	mkdir -p "$dir"
+	cat >"$dir/nginx.conf" <<EOF
+daemon off;
+master_process on;
+worker_processes $workers;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    sendfile on;
+    keepalive_requests 1000000;
+    $directives
+    client_body_temp_path $dir/body;
+    proxy_temp_path $dir/proxy;
+    fastcgi_temp_path $dir/fastcgi;
+    uwsgi_temp_path $dir/uwsgi;
+    scgi_temp_path $dir/scgi;
+    server {
+        listen 127.0.0.1:$port;
+        root $root;
+    }
+}
+EOF
+}

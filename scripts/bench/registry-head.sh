@@ -109,30 +109,7 @@ start_nginx() {
 	chmod 711 "$WORK"
 	chmod 755 "$WORK/www" "$WORK/www/registry"
 	chmod 644 "$WORK/www/registry/head"
-	mkdir -p "$WORK/nginx"
-	cat >"$WORK/nginx/nginx.conf" <<-EOF
-		daemon off;
-		master_process on;
-		worker_processes $BENCH_NGINX_WORKERS;
-		pid $WORK/nginx/nginx.pid;
-		error_log $WORK/nginx/error.log warn;
-		events { worker_connections 4096; }
-		http {
-		    access_log off;
-		    sendfile on;
-		    keepalive_requests 1000000;
-		    default_type application/json;
-		    client_body_temp_path $WORK/nginx/body;
-		    proxy_temp_path $WORK/nginx/proxy;
-		    fastcgi_temp_path $WORK/nginx/fastcgi;
-		    uwsgi_temp_path $WORK/nginx/uwsgi;
-		    scgi_temp_path $WORK/nginx/scgi;
-		    server {
-		        listen 127.0.0.1:$NGINX_PORT;
-		        root $WORK/www;
-		    }
-		}
-	EOF
+	nginx_static_conf "$WORK/nginx" "$NGINX_PORT" "$WORK/www" "$BENCH_NGINX_WORKERS" "default_type application/json;"
 	LOGS+=("$WORK/nginx/error.log")
 	"${SRV[@]}" "$NGINX" -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" >"$WORK/nginx/stdout.log" 2>&1 &
 	PIDS+=("$!")
