@@ -15,12 +15,9 @@ import (
 func TestHundredConcurrentMisses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		data, id := pattern(20, 3*cs+1)
-		n := memNet{}
-		s := newFakeStore()
 		obj := honestObj(data)
 		obj.gate = make(chan struct{})
-		s.put(id, obj)
-		n["storage.test"] = s
+		n, s := storageHolding(id, obj)
 		e := newEnv(t, envOptions{storage: httpSource(n, "storage.test")})
 		results := make(chan result, 100)
 		for range 100 {
@@ -53,12 +50,9 @@ func TestHundredConcurrentMisses(t *testing.T) {
 func TestWaiterDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		data, id := pattern(21, 2*cs)
-		n := memNet{}
-		s := newFakeStore()
 		obj := honestObj(data)
 		obj.gate = make(chan struct{})
-		s.put(id, obj)
-		n["storage.test"] = s
+		n, _ := storageHolding(id, obj)
 		e := newEnv(t, envOptions{storage: httpSource(n, "storage.test")})
 		leader := make(chan result, 1)
 		go func() { leader <- e.get(context.Background(), http.MethodGet, id.String()) }()
@@ -82,12 +76,9 @@ func TestWaiterDeadline(t *testing.T) {
 func TestFirstClientLeaves(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		data, id := pattern(22, 4*cs)
-		n := memNet{}
-		s := newFakeStore()
 		obj := honestObj(data)
 		obj.gate, obj.gateAfter = make(chan struct{}), 2*cs
-		s.put(id, obj)
-		n["storage.test"] = s
+		n, s := storageHolding(id, obj)
 		e := newEnv(t, envOptions{storage: httpSource(n, "storage.test")})
 		ctx, cancel := context.WithCancel(context.Background())
 		leader := make(chan result, 1)
@@ -116,12 +107,9 @@ func TestFirstClientLeaves(t *testing.T) {
 func TestLeaderLeavesBeforeHeaders(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		data, id := pattern(23, cs+3)
-		n := memNet{}
-		s := newFakeStore()
 		obj := honestObj(data)
 		obj.gate = make(chan struct{})
-		s.put(id, obj)
-		n["storage.test"] = s
+		n, _ := storageHolding(id, obj)
 		e := newEnv(t, envOptions{storage: httpSource(n, "storage.test")})
 		r := e.get(context.Background(), http.MethodGet, id.String(), "X-Test-Timeout", "500ms")
 		if r.status != http.StatusGatewayTimeout {
@@ -140,10 +128,7 @@ func TestLeaderLeavesBeforeHeaders(t *testing.T) {
 func TestFailedFillFailsEveryWaiter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		data, id := pattern(24, 100)
-		n := memNet{}
-		s := newFakeStore()
-		s.put(id, &fakeObj{stallHeaders: true})
-		n["storage.test"] = s
+		n, s := storageHolding(id, &fakeObj{stallHeaders: true})
 		e := newEnv(t, envOptions{storage: httpSource(n, "storage.test"), lim: Limits{FillTimeout: time.Second, MaxTries: 1}})
 		results := make(chan result, 5)
 		for range 5 {
@@ -170,13 +155,10 @@ func TestFailedFillFailsEveryWaiter(t *testing.T) {
 func TestDrainAbortsFill(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		data, id := pattern(25, 2*cs)
-		n := memNet{}
-		s := newFakeStore()
 		obj := honestObj(data)
 		obj.gate = make(chan struct{})
 		defer close(obj.gate)
-		s.put(id, obj)
-		n["storage.test"] = s
+		n, _ := storageHolding(id, obj)
 		e := newEnv(t, envOptions{storage: httpSource(n, "storage.test")})
 		res := make(chan result, 1)
 		go func() { res <- e.get(context.Background(), http.MethodGet, id.String()) }()

@@ -19,12 +19,9 @@ func TestRetries(t *testing.T) {
 	t.Run("503 then 504 then the object", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			data, id := pattern(30, 1000)
-			n := memNet{}
-			s := newFakeStore()
 			obj := honestObj(data)
 			obj.fails = []int{http.StatusServiceUnavailable, http.StatusGatewayTimeout}
-			s.put(id, obj)
-			n["storage.test"] = s
+			n, _ := storageHolding(id, obj)
 			e := newEnv(t, envOptions{storage: httpSource(n, "storage.test")})
 			t0 := time.Now()
 			wantBody(t, "after two retries", e.get(context.Background(), http.MethodGet, id.String()), data)
@@ -55,10 +52,7 @@ func TestRetries(t *testing.T) {
 	t.Run("timeouts", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			_, id := pattern(32, 1000)
-			n := memNet{}
-			s := newFakeStore()
-			s.put(id, &fakeObj{stallHeaders: true})
-			n["storage.test"] = s
+			n, s := storageHolding(id, &fakeObj{stallHeaders: true})
 			e := newEnv(t, envOptions{storage: httpSource(n, "storage.test"), lim: Limits{FillTimeout: time.Second, MaxTries: 2}})
 			t0 := time.Now()
 			r := e.get(context.Background(), http.MethodGet, id.String())
@@ -73,10 +67,7 @@ func TestRetries(t *testing.T) {
 	t.Run("no retry past the client deadline", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			_, id := pattern(33, 1000)
-			n := memNet{}
-			s := newFakeStore()
-			s.put(id, &fakeObj{fails: []int{503, 503, 503}})
-			n["storage.test"] = s
+			n, s := storageHolding(id, &fakeObj{fails: []int{503, 503, 503}})
 			e := newEnv(t, envOptions{storage: httpSource(n, "storage.test")})
 			r := e.get(context.Background(), http.MethodGet, id.String(), "X-Test-Timeout", "40ms")
 			if r.status != http.StatusBadGateway || len(s.requests()) != 1 {
@@ -173,10 +164,7 @@ func TestCorruptOneChunk(t *testing.T) {
 		"list of the right bytes": corruptObj(data, 7),
 	} {
 		t.Run(name, func(t *testing.T) {
-			n := memNet{}
-			s := newFakeStore()
-			s.put(id, obj)
-			n["storage.test"] = s
+			n, _ := storageHolding(id, obj)
 			e := newEnv(t, envOptions{storage: httpSource(n, "storage.test")})
 			r := e.get(t.Context(), http.MethodGet, id.String())
 			if r.status != http.StatusBadGateway || errCode(r) != "upstream_unavailable" || errReason(r) != "etag_invalid" {
@@ -202,10 +190,7 @@ func TestBigObjectStreamed(t *testing.T) {
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				n := memNet{}
-				s := newFakeStore()
-				s.put(id, honestObj(data))
-				n["storage.test"] = s
+				n, s := storageHolding(id, honestObj(data))
 				e := newEnv(t, envOptions{storage: httpSource(n, "storage.test"), lim: row.lim, memBudget: row.budget})
 				r := e.get(t.Context(), http.MethodGet, id.String())
 				wantBody(t, "big", r, data)
@@ -233,12 +218,9 @@ func TestBigObjectStreamed(t *testing.T) {
 func TestBigObjectWaiters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		data, id := pattern(38, 3*cs)
-		n := memNet{}
-		s := newFakeStore()
 		obj := honestObj(data)
 		obj.gate = make(chan struct{})
-		s.put(id, obj)
-		n["storage.test"] = s
+		n, s := storageHolding(id, obj)
 		e := newEnv(t, envOptions{storage: httpSource(n, "storage.test"), lim: Limits{FillMaxBytes: cs}})
 		res := make(chan result, 3)
 		for range 3 {
@@ -261,12 +243,9 @@ func TestBigObjectWaiters(t *testing.T) {
 func TestRangeOnMiss(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		data, id := pattern(39, 4*cs)
-		n := memNet{}
-		s := newFakeStore()
 		obj := honestObj(data)
 		obj.gate, obj.gateAfter = make(chan struct{}), 2*cs
-		s.put(id, obj)
-		n["storage.test"] = s
+		n, _ := storageHolding(id, obj)
 		e := newEnv(t, envOptions{storage: httpSource(n, "storage.test")})
 		res := make(chan result, 1)
 		go func() {
@@ -298,10 +277,7 @@ func TestRangeOnBigMiss(t *testing.T) {
 	data, id := pattern(40, 6*cs)
 	for _, inProcess := range []bool{false, true} {
 		t.Run(map[bool]string{false: "http", true: "in-process"}[inProcess], func(t *testing.T) {
-			n := memNet{}
-			s := newFakeStore()
-			s.put(id, honestObj(data))
-			n["storage.test"] = s
+			n, s := storageHolding(id, honestObj(data))
 			src := httpSource(n, "storage.test")
 			if inProcess {
 				src = &Source{Name: "storage", BaseURL: "http://storage.test", Client: n.client(), InProcess: true}

@@ -325,3 +325,11 @@ func httpSource(n memNet, host string) *Source {
 	return &Source{Name: "storage", BaseURL: "http://" + host, Client: n.client(),
 		Prepare: func(r *http.Request) { r.Header.Set("Authorization", "Bearer storage-token") }}
 }
+
+// storageHolding is a network with one storage, "storage.test", holding
+// obj under id.
+func storageHolding(id store.ID, obj *fakeObj) (memNet, *fakeStore) {
+	s := newFakeStore()
+	s.put(id, obj)
+	return memNet{"storage.test": s}, s
+}

@@ -70,10 +70,7 @@ func errReason(r result) string {
 func TestMissThenHit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		data, id := pattern(1, 3*cs+100)
-		n := memNet{}
-		s := newFakeStore()
-		s.put(id, honestObj(data))
-		n["storage.test"] = s
+		n, s := storageHolding(id, honestObj(data))
 		e := newEnv(t, envOptions{storage: httpSource(n, "storage.test")})
 
 		r := e.get(t.Context(), http.MethodGet, id.String())
@@ -235,10 +232,7 @@ func TestProviderFallback(t *testing.T) {
 // upstream_unavailable; nothing is remembered (the next GET asks again).
 func TestUpstreamFailures(t *testing.T) {
 	data, id := pattern(5, 100)
-	n := memNet{}
-	s := newFakeStore()
-	s.put(id, &fakeObj{fails: []int{http.StatusInternalServerError}})
-	n["storage.test"] = s
+	n, s := storageHolding(id, &fakeObj{fails: []int{http.StatusInternalServerError}})
 	e := newEnv(t, envOptions{storage: httpSource(n, "storage.test")})
 	if r := e.get(t.Context(), http.MethodGet, id.String()); r.status != http.StatusBadGateway || errCode(r) != "upstream_unavailable" {
 		t.Fatalf("%d %s", r.status, r.body)
@@ -301,10 +295,7 @@ func inprocFor(h http.Handler) http.RoundTripper { return memNet{"storage.inproc
 // 416 with bytes */N and reason invalid_range.
 func TestRangesOnHit(t *testing.T) {
 	data, id := pattern(9, 2*cs)
-	n := memNet{}
-	s := newFakeStore()
-	s.put(id, honestObj(data))
-	n["storage.test"] = s
+	n, _ := storageHolding(id, honestObj(data))
 	e := newEnv(t, envOptions{storage: httpSource(n, "storage.test")})
 	wantBody(t, "fill", e.get(t.Context(), http.MethodGet, id.String()), data)
 
@@ -348,10 +339,7 @@ func wantParts(t *testing.T, r result, want [][]byte) {
 // TestHeadMiss: HEAD on a miss asks the source with HEAD and fills nothing.
 func TestHeadMiss(t *testing.T) {
 	data, id := pattern(10, 5000)
-	n := memNet{}
-	s := newFakeStore()
-	s.put(id, honestObj(data))
-	n["storage.test"] = s
+	n, s := storageHolding(id, honestObj(data))
 	e := newEnv(t, envOptions{storage: httpSource(n, "storage.test")})
 	r := e.get(t.Context(), http.MethodHead, id.String())
 	if r.status != http.StatusOK || r.header.Get("Content-Length") != "5000" ||
