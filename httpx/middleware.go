@@ -215,7 +215,7 @@ func (s *Server) durationHistogram(route string) *metrics.PrometheusHistogram {
 }
 
 // busy answers 429 busy and counts the rejection under the route template.
-func (s *Server) busy(c echo.Context, code, why string) error {
+func (s *Server) busy(c echo.Context, code, why string) *Error {
 	if s.opt.Metrics != nil {
 		s.opt.Metrics.GetOrCreateCounter(fmt.Sprintf(`ron_busy_rejections_total{role=%q,endpoint=%q}`, s.opt.Role, RouteOf(c))).Inc()
 	}
@@ -226,7 +226,14 @@ func (s *Server) busy(c echo.Context, code, why string) error {
 // rate_limited).
 func (s *Server) rateCheck(c echo.Context) error {
 	if lim := s.limiter.Load(); lim != nil && !opsPaths[c.Path()] && !lim.Allow() {
-		return s.busy(c, CodeRateLimited, "request rate limit exceeded")
+		err := s.busy(c, CodeRateLimited, "request rate limit exceeded")
+		if s.opt.OnRateLimit != nil {
+			s.opt.OnRateLimit()
+		}
+		if s.opt.RateLimitReason != "" {
+			return err.WithDetails(map[string]any{"reason": s.opt.RateLimitReason})
+		}
+		return err
 	}
 	return nil
 }

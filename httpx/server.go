@@ -54,6 +54,11 @@ type ServerOptions struct {
 	// is called for each request refused by that cap.
 	ConnCapExempt func(ip string) bool
 	OnConnCap     func()
+	// RateLimitReason, when set, is the details.reason of the 429s of the
+	// rps bucket; OnRateLimit, when set, is called for each of them (the
+	// edge's rate_limit reject reason and counter).
+	RateLimitReason string
+	OnRateLimit     func()
 	// HandlerTimeout bounds non-streaming handlers (default 30 s); a shorter
 	// Request-Timeout header wins.
 	HandlerTimeout time.Duration
@@ -94,6 +99,9 @@ func (s *Server) SetLimits(l Limits) {
 }
 
 func (s *Server) limits() Limits { return *s.lim.Load() }
+
+// Limits returns the limits in force (the last SetLimits).
+func (s *Server) Limits() Limits { return s.limits() }
 
 // NewServer builds the router and middleware chain. It binds nothing.
 func NewServer(opt ServerOptions) *Server {

@@ -31,7 +31,6 @@ func (r *Role) reconfigure(old, n Config) error {
 	r.live.Apply(s.live)
 	r.packs.Apply(r.packOptions(n))
 	r.cache.SetLimits(n.cacheBudget(r.opt.Amnesia), n.MaxVariants)
-	r.server.SetLimits(serverLimits(n))
-	r.setRate(old.RPS, n.RPS)
+	r.server.SetLimits(n.Ingress.Limits())
 	return nil
 }

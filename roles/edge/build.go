@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"golang.org/x/time/rate"
-
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/edge/edgecache"
@@ -26,7 +24,6 @@ func (r *Role) build(ctx context.Context, cfg Config) error {
 	}
 	r.set.Store(s)
 	r.met = newEdgeMetrics(r.opt.Metrics)
-	r.setRate(0, cfg.RPS)
 	if err := r.openStores(ctx, cfg); err != nil {
 		r.closeParts()
 		return err
@@ -48,7 +45,8 @@ func (r *Role) build(ctx context.Context, cfg Config) error {
 // streaming; the Ops routes keep the chain's.
 func (r *Role) newServer(cfg Config) *httpx.Server {
 	return httpx.NewServer(httpx.ServerOptions{Role: roleName, Addr: cfg.Listen, Log: r.log,
-		Metrics: r.opt.Metrics.Set(), Limits: serverLimits(cfg), HandlerTimeout: cfg.RequestTimeout,
+		Metrics: r.opt.Metrics.Set(), Limits: cfg.Ingress.Limits(), HandlerTimeout: cfg.RequestTimeout,
+		RateLimitReason: ReasonRateLimit, OnRateLimit: func() { r.met.reject(ReasonRateLimit) },
 		Streaming: func(_, route string) bool { return !opsRoutes[route] }})
 }
 
@@ -88,27 +86,6 @@ func (r *Role) buildHandlers() {
 	r.tiles = tiles.New(tiles.Options{Packs: r.packs, Settings: func() tiles.Settings { return r.set.Load().tile },
 		Metrics: m, Log: r.log})
 	r.live = live.New(live.Options{Cache: r.cache, Queue: r.queue, Metrics: m, Log: r.log}, r.set.Load().live)
-}
-
-// serverLimits are the shared chain's limits: the role keeps the rps
-// bucket itself (rateLimit), so the server's is off.
-func serverLimits(cfg Config) httpx.Limits {
-	l := cfg.Ingress.Limits()
-	l.RPS = 0
-	return l
-}
-
-// setRate replaces the rps bucket when the rate changed (0 = off); the
-// bucket starts full, with a burst of one second's worth.
-func (r *Role) setRate(old, rps float64) {
-	if r.limiter.Load() != nil && old == rps {
-		return
-	}
-	if rps <= 0 {
-		r.limiter.Store(nil)
-		return
-	}
-	r.limiter.Store(rate.NewLimiter(rate.Limit(rps), max(int(rps), 1)))
 }
 
 // token is the bearer of HTTP sources: upstream_token when set (live),

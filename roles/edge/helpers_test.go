@@ -51,9 +51,8 @@ func newBare(t *testing.T, mutate func(*Config), hs handlers) *bare {
 	}
 	r.set.Store(s)
 	r.met = newEdgeMetrics(m)
-	r.setRate(0, cfg.RPS)
-	srv := r.newServer(cfg)
-	e := srv.Echo()
+	r.server = r.newServer(cfg)
+	e := r.server.Echo()
 	r.mountWith(e, hs)
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
 	return &bare{r: r, h: e, m: m}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
-	"golang.org/x/time/rate"
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
@@ -64,7 +63,6 @@ type Role struct {
 	live    *live.Live
 	src     *sources
 
-	limiter  atomic.Pointer[rate.Limiter] // nil = rps off
 	started  atomic.Bool
 	draining atomic.Bool
 	applyMu  sync.Mutex // serialises Apply

@@ -197,7 +197,7 @@ func TestApplyLiveAndRestartKeys(t *testing.T) {
 		t.Fatalf("after Apply: %v", resp.Header)
 	}
 	raw, _ := json.Marshal(h.r.Details())
-	if !strings.Contains(string(raw), `"max_bytes":1048576`) || h.r.limiter.Load() == nil {
+	if !strings.Contains(string(raw), `"max_bytes":1048576`) || h.r.server.Limits().RPS != 1000 {
 		t.Fatalf("details after Apply %s", raw)
 	}
 }

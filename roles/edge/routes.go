@@ -61,15 +61,13 @@ func (r *Role) mountWith(e *echo.Echo, h handlers) {
 	e.RouteNotFound(routeAssets, h.assets)
 }
 
-// middleware is the role's part of the chain: guard → rate limit →
-// deadline (and CORS). It is one echo middleware because echo wraps the
-// global middleware around the handler anew for every request.
+// middleware is the role's part of the chain: guard → deadline (and
+// CORS); the rps bucket is the shared chain's (ServerOptions.RateLimitReason).
+// It is one echo middleware because echo wraps the global middleware
+// around the handler anew for every request.
 func (r *Role) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if err := r.guard(c); err != nil {
-			return err
-		}
-		if err := r.rateLimit(c); err != nil {
 			return err
 		}
 		return r.deadline(c, next)
@@ -117,18 +115,6 @@ func allowOf(route string) string {
 		return "GET"
 	}
 	return "GET, HEAD"
-}
-
-// rateLimit is the listener's rps bucket (§2: 0 = off; over-rate → 429
-// rate_limited, reason rate_limit). The role keeps it rather than the
-// shared server so the refusal carries and counts its reason.
-func (r *Role) rateLimit(c echo.Context) error {
-	if lim := r.limiter.Load(); lim != nil && !opsRoutes[c.Path()] && !lim.Allow() {
-		r.met.reject(ReasonRateLimit)
-		return withReason(httpx.NewError(http.StatusTooManyRequests, httpx.CodeRateLimited,
-			"request rate limit exceeded"), ReasonRateLimit)
-	}
-	return nil
 }
 
 // deadline gives the handler its deadline (§2: request_timeout or a

@@ -226,7 +226,9 @@ func TestRateLimit(t *testing.T) {
 		if n := counter(b.m, "edge_rejects_total", "reason", ReasonRateLimit); n != 1 {
 			t.Fatalf("rate_limit counted %d", n)
 		}
-		b.r.setRate(1, 0) // a reload turning rps off
+		off := DefaultConfig()
+		off.RPS = 0
+		b.r.server.SetLimits(off.Ingress.Limits()) // a reload turning rps off
 		for range 5 {
 			if a := do(t, b.h, "GET", "/packs"); a.code != 200 {
 				t.Fatalf("rps off: %d", a.code)
