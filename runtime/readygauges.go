@@ -39,11 +39,15 @@ func NewReadinessGauges(mgr *Manager, m *Metrics) *ReadinessGauges {
 }
 
 // Refresh reads every role's status once, its checks bounded by ctx.
+// The values are those of /api/v1/status (StatusContext) without the
+// roles' details, which the gauges do not need.
 func (g *ReadinessGauges) Refresh(ctx context.Context) {
-	for _, st := range g.mgr.StatusContext(ctx) {
-		if f := g.roles[st.Name]; f != nil {
-			f.ready.Store(st.Ready)
-			f.degraded.Store(st.Degraded)
+	draining := g.mgr.Draining()
+	for _, v := range g.mgr.snapshot() {
+		if f := g.roles[v.role.Name()]; f != nil {
+			ready, degraded := roleFlagsOf(draining, roleReadiness(ctx, v))
+			f.ready.Store(ready)
+			f.degraded.Store(degraded)
 		}
 	}
 }

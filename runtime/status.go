@@ -63,12 +63,12 @@ func (m *Manager) StatusContext(ctx context.Context) []RoleStatus {
 	views := m.snapshot()
 	out := make([]RoleStatus, 0, len(views))
 	for _, v := range views {
-		rd := roleReadiness(ctx, v)
+		ready, degraded := roleFlagsOf(draining, roleReadiness(ctx, v))
 		st := RoleStatus{
 			Name:      v.role.Name(),
 			State:     v.state,
-			Ready:     !draining && len(rd.Missing) == 0,
-			Degraded:  len(rd.Degraded) > 0,
+			Ready:     ready,
+			Degraded:  degraded,
 			Listen:    v.listen,
 			LastError: v.lastErr,
 		}
@@ -111,6 +111,13 @@ func (m *Manager) Readiness(ctx context.Context) Readiness {
 		}
 	}
 	return r
+}
+
+// roleFlagsOf is a role's ready and degraded flags of the status: ready
+// when the node is not draining and nothing is missing, degraded when
+// something is degraded.
+func roleFlagsOf(draining bool, rd Readiness) (ready, degraded bool) {
+	return !draining && len(rd.Missing) == 0, len(rd.Degraded) > 0
 }
 
 // roleReadiness is one role's readiness given its state.
