@@ -32,7 +32,7 @@ const (
 
 // nodeOnly lists scopes that a role's "<role>:admin" does not satisfy: only
 // "admin" or the exact scope does.
-var nodeOnly = map[string]bool{"storage:replicate": true}
+var nodeOnly = map[string]bool{"storage:replicate": true, "index:replicate": true}
 
 // NodeOnlyScopes returns the node-only scopes (a fresh slice).
 func NodeOnlyScopes() []string {

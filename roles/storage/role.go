@@ -15,6 +15,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/fs"
 	"github.com/ronhq/ron/store/memory"
@@ -45,6 +46,15 @@ type Options struct {
 	Ops  func(e *echo.Echo) // mounts the shared ops routes; nil = none
 	// AnnounceOff explains why Sink is nil, for /api/v1/status.
 	AnnounceOff string
+	// Cluster is the membership in cluster mode (spec/cluster.md); nil =
+	// cluster off: one copy, no replication, no repair.
+	Cluster cluster.Membership
+	// ClusterConfig holds the [cluster] keys (repair_*, drop_excess,
+	// replica_stall_timeout); read only when Cluster is set.
+	ClusterConfig cluster.Config
+	// NodeToken yields the bearer of node-to-node calls (one scope caveat of
+	// cluster.NodeScopes); set whenever Cluster is.
+	NodeToken func(context.Context) (string, error)
 }
 
 // Role is the storage role. Build it with New; the runtime manager drives
