@@ -258,8 +258,13 @@ func TestAllowsRules(t *testing.T) {
 	if nilClaims.Allows("admin") {
 		t.Error("nil claims allow")
 	}
-	if !IsNodeOnly("storage:replicate") || !slices.Contains(NodeOnlyScopes(), "storage:replicate") {
-		t.Error("storage:replicate is not node-only")
+	for _, s := range []string{"storage:replicate", "index:replicate"} {
+		if !IsNodeOnly(s) || !slices.Contains(NodeOnlyScopes(), s) {
+			t.Errorf("%s is not node-only", s)
+		}
+	}
+	if (&Claims{ID: "x", Scopes: []string{"index:admin"}}).Allows("index:replicate") {
+		t.Error("index:admin satisfies index:replicate")
 	}
 }
 
