@@ -36,6 +36,13 @@ type Config struct {
 	AnnounceQueue      int           `koanf:"announce_queue" help:"announce queue capacity (drop_oldest)"`
 	SidecarCacheBytes  config.Size   `koanf:"sidecar_cache_bytes" help:"parsed sidecar LRU size"`
 	QuarantineKeep     time.Duration `koanf:"quarantine_keep" help:"how long quarantined files are kept"`
+
+	// Cluster mode only (spec/cluster.md §4, §8); restart to change.
+	ReplicationFactor int         `koanf:"replication_factor" help:"copies of each object in cluster mode (1–5)"`
+	Redundancy        string      `koanf:"redundancy" help:"replicas, or ec (erasure coding: not built yet, writes keep replicas)"`
+	ECData            int         `koanf:"ec_data" help:"erasure coding data shards"`
+	ECParity          int         `koanf:"ec_parity" help:"erasure coding parity shards (ec_data + ec_parity ≤ 32)"`
+	ECMinBytes        config.Size `koanf:"ec_min_bytes" help:"smallest object erasure coding applies to"`
 }
 
 // DefaultConfig returns the spec's defaults.
@@ -59,8 +66,28 @@ func DefaultConfig() Config {
 		AnnounceQueue:      1024,
 		SidecarCacheBytes:  64 << 20,
 		QuarantineKeep:     168 * time.Hour,
+		ReplicationFactor:  2,
+		Redundancy:         RedundancyReplicas,
+		ECData:             6,
+		ECParity:           3,
+		ECMinBytes:         4 << 20,
 	}
 }
+
+// Redundancy modes (storage.redundancy).
+const (
+	RedundancyReplicas = "replicas"
+	// RedundancyEC is accepted by validation; erasure coding (spec/cluster.md
+	// §8) is not built, so writes keep replicas.
+	RedundancyEC = "ec"
+)
+
+// Replication bounds (spec/cluster.md §10).
+const (
+	MinReplicationFactor = 1
+	MaxReplicationFactor = 5
+	MaxECShards          = 32
+)
 
 // MaxProviderTTL is the longest provider record TTL an index accepts
 // (spec/index.md §4: ttl_s ≤ provider_ttl_max = 86400).
@@ -78,7 +105,29 @@ func (c Config) Validate() error {
 	case c.UploadStallTimeout <= 0 || c.StreamWriteTimeout <= 0 || c.QueueTimeout <= 0:
 		return fmt.Errorf("storage: timeouts must be positive")
 	}
+	if err := c.validateRedundancy(); err != nil {
+		return err
+	}
 	return c.validateAnnounce()
+}
+
+// validateRedundancy checks replication_factor, redundancy and the EC
+// geometry (checked in both modes so a file stays valid when cluster mode is
+// switched on).
+func (c Config) validateRedundancy() error {
+	switch {
+	case c.ReplicationFactor < MinReplicationFactor || c.ReplicationFactor > MaxReplicationFactor:
+		return fmt.Errorf("storage.replication_factor: %d is outside %d–%d", c.ReplicationFactor, MinReplicationFactor, MaxReplicationFactor)
+	case c.Redundancy != RedundancyReplicas && c.Redundancy != RedundancyEC:
+		return fmt.Errorf("storage.redundancy: %q is not %s or %s", c.Redundancy, RedundancyReplicas, RedundancyEC)
+	case c.ECData < 1 || c.ECParity < 1:
+		return fmt.Errorf("storage: ec_data and ec_parity must be at least 1")
+	case c.ECData+c.ECParity > MaxECShards:
+		return fmt.Errorf("storage: ec_data + ec_parity = %d is more than %d", c.ECData+c.ECParity, MaxECShards)
+	case c.ECMinBytes < 0:
+		return fmt.Errorf("storage.ec_min_bytes must not be negative")
+	}
+	return nil
 }
 
 // validateAnnounce checks provider_ttl and index_urls.
@@ -122,5 +171,5 @@ func CheckIndexURL(raw string) error {
 func (c Config) restartOnly(n Config) []string {
 	return config.Changed("storage", &c, &n, "listen", "advertise_url", "engine", "max_object_bytes",
 		"memory_max_bytes", "sidecar_cache_bytes", "queue_capacity", "get_workers", "put_workers",
-		"announce_queue", "quarantine_keep")
+		"announce_queue", "quarantine_keep", "replication_factor", "redundancy", "ec_data", "ec_parity", "ec_min_bytes")
 }

@@ -19,6 +19,9 @@ const (
 	scopeWrite     = "storage:write"
 	scopeAdmin     = "storage:admin"
 	scopeInventory = "storage:read_inventory"
+	// scopeReplicate is node-only: X-Ron-Replica is honoured only with it or
+	// admin (spec/cluster.md §2).
+	scopeReplicate = "storage:replicate"
 )
 
 // routes mounts every storage endpoint of spec/storage.md §2.

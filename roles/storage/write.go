@@ -16,11 +16,13 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// putReply is the JSON answer to a write.
+// putReply is the JSON answer to a write. Copies is set in cluster mode
+// only (spec/cluster.md §4): single-node replies keep their shape.
 type putReply struct {
 	CID     string `json:"cid"`
 	Size    int64  `json:"size"`
 	Created bool   `json:"created"`
+	Copies  int    `json:"copies,omitempty"`
 }
 
 func (r *Role) handlePost(c echo.Context) error {
@@ -42,13 +44,14 @@ func (r *Role) handlePut(c echo.Context) error {
 }
 
 // write is the HTTP side of a write: it wraps the body in the stall reader,
-// runs the shared putObject and writes the reply or the failure.
+// runs the shared putReplicated and writes the reply or the failure.
 func (r *Role) write(c echo.Context, want *store.ID) error {
 	req := c.Request()
 	body := newStallReader(req.Body, http.NewResponseController(c.Response()), r.cfg.Load().UploadStallTimeout)
-	w := writeReq{want: want, header: req.Header, length: req.ContentLength, endpoint: httpx.RouteOf(c), body: body}
-	err := r.putObject(req.Context(), w, func(info store.Info, created bool) error {
-		return r.replyWrite(c, info, created)
+	w := writeReq{want: want, header: req.Header, length: req.ContentLength, endpoint: httpx.RouteOf(c), body: body,
+		replica: r.replicaWrite(c)}
+	err := r.putReplicated(req.Context(), w, func(info store.Info, created bool, copies int) error {
+		return r.replyWrite(c, info, created, copies)
 	})
 	return r.writeFailedHTTP(c, err)
 }
@@ -60,14 +63,24 @@ type writeReq struct {
 	length   int64       // Content-Length; -1 when unknown
 	endpoint string      // route template, for metrics
 	body     *stallReader
+	replica  bool // an honoured X-Ron-Replica: stored locally only (cluster.md §4 step 6)
 }
 
-// putObject runs checks 4–9 of spec/storage.md §3 in order, before any body
-// byte is read, then streams the body into the engine. reply runs inside the
-// PUT pool slot once the object is held (created or already there), after
-// the record was queued for announcing. Errors are *httpx.Error values, the
-// context's error, or errAborted (client gone).
+// putObject is putReplicated for callers that have no use for the copy
+// count (LocalClient).
 func (r *Role) putObject(ctx context.Context, w writeReq, reply func(store.Info, bool) error) error {
+	return r.putReplicated(ctx, w, func(info store.Info, created bool, _ int) error { return reply(info, created) })
+}
+
+// putReplicated runs checks 4–9 of spec/storage.md §3 in order, before any
+// body byte is read, then streams the body into the engine. In cluster mode
+// it then makes sure the required copies exist (spec/cluster.md §4). reply
+// runs inside the PUT pool slot once the object is held (created or already
+// there) and replicated, after the record was queued for announcing; copies
+// is 0 when cluster mode is off. Errors are *httpx.Error values (503
+// upstream_unavailable when the second copy failed: the local copy stays),
+// the context's error, or errAborted (client gone).
+func (r *Role) putReplicated(ctx context.Context, w writeReq, reply func(store.Info, bool, int) error) error {
 	meta, err := writeMeta(w.header)
 	if err != nil {
 		return err
@@ -82,7 +95,7 @@ func (r *Role) putObject(ctx context.Context, w writeReq, reply func(store.Info,
 	return r.withSlot(ctx, r.admit.put, w.endpoint, func() error {
 		if w.want != nil {
 			if info, err := r.engine.Stat(ctx, *w.want); err == nil {
-				return r.held(info, false, reply)
+				return r.held(ctx, info, false, w.replica, reply)
 			}
 		}
 		if err := r.checkSpace(w.length); err != nil {
@@ -92,15 +105,20 @@ func (r *Role) putObject(ctx context.Context, w writeReq, reply func(store.Info,
 		if err != nil {
 			return err
 		}
-		return r.held(info, created, reply)
+		return r.held(ctx, info, created, w.replica, reply)
 	})
 }
 
-// held counts a successful write, queues its announcement and replies.
-func (r *Role) held(info store.Info, created bool, reply func(store.Info, bool) error) error {
+// held counts a successful write, queues its announcement, makes the
+// required copies (cluster mode; none for a replica write) and replies.
+func (r *Role) held(ctx context.Context, info store.Info, created, replica bool, reply func(store.Info, bool, int) error) error {
 	r.metrics.write(map[bool]string{true: "created", false: "existing"}[created])
 	r.announce.enqueue(Record{ID: info.ID, Type: info.ContentType, TTL: r.cfg.Load().ProviderTTL})
-	return reply(info, created)
+	copies, err := r.replicate(ctx, info, created, replica)
+	if err != nil {
+		return err
+	}
+	return reply(info, created, copies)
 }
 
 // writable answers 503 while draining or while the write probe fails.
@@ -179,13 +197,13 @@ func (r *Role) stream(ctx context.Context, w writeReq, meta store.Meta) (store.I
 	return info, created, nil
 }
 
-func (r *Role) replyWrite(c echo.Context, info store.Info, created bool) error {
+func (r *Role) replyWrite(c echo.Context, info store.Info, created bool, copies int) error {
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
 		c.Response().Header().Set("Location", "/o/"+info.ID.String())
 	}
-	return c.JSON(status, putReply{CID: info.ID.String(), Size: info.Size, Created: created})
+	return c.JSON(status, putReply{CID: info.ID.String(), Size: info.Size, Created: created, Copies: copies})
 }
 
 // errAborted wraps the cause of a write whose client went away (context

@@ -1,0 +1,84 @@
+package storage
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/storage/placement"
+	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/store"
+)
+
+// errClusterOff answers a placement lookup on a node without cluster mode.
+var errClusterOff = httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "cluster mode is off: objects have no placement")
+
+// Placement answers GET /api/v1/cluster/placement/{b3} (spec/cluster.md §9):
+// targets are the ids of top(RF, W, id) in choice order; holders are the
+// members of L (alive, or departed less than forget_after ago) that answer
+// POST /inventory/has with id, self included when it holds id locally,
+// sorted by id. A member that does not answer within replica_stall_timeout
+// (or before ctx ends) is left out. err is a 404 *httpx.Error when cluster mode is off, or the
+// local engine's failure.
+func (r *Role) Placement(ctx context.Context, id store.ID) (targets, holders []string, err error) {
+	if r.opt.Cluster == nil {
+		return nil, nil, errClusterOff
+	}
+	v := r.opt.Cluster.View()
+	targets = placement.IDs(placement.Top(r.cfg.Load().ReplicationFactor, placement.Writable(v), id))
+	held, err := r.engine.Has(ctx, []store.ID{id})
+	if err != nil {
+		return nil, nil, err
+	}
+	if held[0] {
+		holders = append(holders, v.Self)
+	}
+	holders = append(holders, r.remoteHolders(ctx, v, id)...)
+	slices.Sort(holders)
+	return targets, holders, nil
+}
+
+// placementFanout bounds the concurrent inventory checks of one lookup.
+const placementFanout = 8
+
+// remoteHolders asks every member of L but self at once (at most
+// placementFanout in flight), so that a few silent members cost one
+// replica_stall_timeout, not one each. The checks are scoped to the call:
+// it returns only once all of them ended.
+func (r *Role) remoteHolders(ctx context.Context, v *cluster.View, id store.ID) []string {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		out  []string
+		slot = make(chan struct{}, placementFanout)
+	)
+	for _, m := range placement.Known(v) {
+		base := m.URL(placement.Role)
+		if m.ID == v.Self || base == "" {
+			continue
+		}
+		slot <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slot }()
+			if r.memberHolds(ctx, m.ID, base, id) {
+				mu.Lock()
+				out = append(out, m.ID)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// memberHolds asks one member; a member that does not answer holds nothing.
+func (r *Role) memberHolds(ctx context.Context, member, base string, id store.ID) bool {
+	got, err := r.peers().Has(ctx, base, []store.ID{id})
+	if err != nil {
+		r.log.Debug().Err(err).Str("member", member).Msg("placement lookup: member did not answer")
+		return false
+	}
+	return got[id]
+}
