@@ -14,6 +14,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/storage/repair"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/store"
@@ -73,12 +74,21 @@ type Role struct {
 	reprovide *reprovider  // nil when announcing is off
 	lastProbe atomic.Int64 // unix ns of the last successful probe; 0 = none or failed
 	draining  atomic.Bool
+
+	// Cluster mode (spec/cluster.md §5): the repair engine, its HTTP client
+	// for pulls and provider lookups, and the [cluster] keys of the last
+	// ApplyCluster. repair holds nil with cluster mode off and before Start.
+	repair     atomic.Pointer[repair.Repairer]
+	repairHTTP *http.Client
+	clusterCfg atomic.Pointer[cluster.Config]
 }
 
 // New builds the role without side effects: nothing is opened or bound.
 func New(opt Options) *Role {
 	r := &Role{opt: opt, log: opt.Log.With().Str("role", roleName).Logger(), metrics: roleMetrics{opt.Metrics}}
 	r.cfg = runtime.NewSnapshot(&opt.Config)
+	cc := opt.ClusterConfig
+	r.clusterCfg.Store(&cc)
 	r.tasks = runtime.NewTaskGroup(roleName, r.log, opt.Metrics, runtime.WithBus(opt.Bus))
 	return r
 }
@@ -105,6 +115,9 @@ func (r *Role) Start(ctx context.Context) error {
 	}
 	if r.announce.enabled() {
 		r.reprovide = newReprovider(engine, r.announce, r.cfg, r.metrics, r.log)
+	}
+	if r.opt.Cluster != nil {
+		r.repair.Store(r.newRepairer())
 	}
 	r.registerGauges()
 	r.probe(ctx)
@@ -148,6 +161,9 @@ func (r *Role) Run(ctx context.Context) error {
 	if r.reprovide != nil {
 		r.tasks.Go("reprovide", r.reprovide.run)
 	}
+	if rp := r.repair.Load(); rp != nil {
+		rp.Start(r.tasks.Go)
+	}
 	if sw, ok := r.engine.(sweeper); ok {
 		r.tasks.Go("sweep", func(ctx context.Context) error {
 			return every(ctx, sweepEvery, func(ctx context.Context) error { _, err := sw.Sweep(ctx); return err })
@@ -189,7 +205,8 @@ func (r *Role) Drain() {
 }
 
 // Stop stops accepting, lets streams finish until ctx's deadline, aborts the
-// rest, stops the workers and closes the engine.
+// rest, stops the workers (repair included), releases the node-to-node
+// clients and closes the engine.
 func (r *Role) Stop(ctx context.Context) error {
 	r.Drain()
 	if n := r.server.Shutdown(ctx); n > 0 {
@@ -198,7 +215,10 @@ func (r *Role) Stop(ctx context.Context) error {
 	if r.announce.queue != nil {
 		r.announce.queue.Close()
 	}
+	r.stopRepair()
 	r.tasks.Stop(ctx)
+	r.closeRepair()
+	r.closePeers()
 	r.announce.flush(ctx)
 	return r.engine.Close()
 }
@@ -295,15 +315,20 @@ func (r *Role) Apply(cfg any) error {
 }
 
 // Details is the role's object in /api/v1/status. Its "announce" field is
-// "on: local index", "on: index_urls (N)" or "off: <reason>".
+// "on: local index", "on: index_urls (N)" or "off: <reason>"; in cluster
+// mode "repair" holds the repair progress (spec/cluster.md §9).
 func (r *Role) Details() any {
 	st := r.engine.Stats()
 	free, _ := r.engine.Free()
-	return map[string]any{
+	d := map[string]any{
 		"engine": r.engineName(), "objects": st.Objects, "bytes": st.Bytes,
 		"quarantined": st.Quarantined, "free_bytes": free, "probe_ok": r.probeOK(),
 		"announce": r.announce.status(r.opt.AnnounceOff),
 	}
+	if rp := r.repairDetails(); rp != nil {
+		d["repair"] = rp
+	}
+	return d
 }
 
 func (r *Role) engineName() string {
@@ -330,6 +355,7 @@ func (r *Role) onCorrupt(id store.ID, chunk int, kind string) {
 	r.metrics.corruption(kind)
 	r.log.Error().Str("b3_prefix", id.Prefix()).Int("chunk", chunk).Str("kind", kind).Msg("corrupt object quarantined")
 	r.announce.enqueue(Record{ID: id, TTL: 0})
+	r.corruptRepair(id)
 }
 
 func (r *Role) onSidecarRebuilt(id store.ID) {

@@ -1,0 +1,256 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/cli"
+	"github.com/ronhq/ron/roles/storage/repair"
+	"github.com/ronhq/ron/runtime/config"
+)
+
+// repairCallTimeout bounds one `ron repair …` call.
+const repairCallTimeout = 10 * time.Second
+
+// repairFlags are the flags of the `ron repair` commands.
+type repairFlags struct {
+	admin, token, output string
+}
+
+// RepairCommands returns `ron repair status|run|pace RATE --for DUR`
+// (spec/cluster.md §9): they talk to the admin listener (--admin HOST:PORT,
+// default the configured admin.listen) with --token, else $RON_TOKEN, else an
+// admin token minted from the local root key, else none (loopback).
+func RepairCommands(env cli.Env, getenv func(string) string) []*cobra.Command {
+	var f repairFlags
+	c := &cobra.Command{Use: "repair", Short: "Repair progress and control in cluster mode (asks the admin listener)"}
+	c.PersistentFlags().StringVar(&f.admin, "admin", "", "admin listener HOST:PORT (default: the configured admin.listen)")
+	c.PersistentFlags().StringVar(&f.token, "token", "", "admin token for a non-loopback admin listener (default $RON_TOKEN, else minted from the local root key)")
+	c.PersistentFlags().StringVarP(&f.output, "output", "o", "text", "output format: text or json")
+	c.AddCommand(repairStatusCommand(env, getenv, &f), repairRunCommand(env, getenv, &f), repairPaceCommand(env, getenv, &f))
+	return []*cobra.Command{c}
+}
+
+func repairStatusCommand(env cli.Env, getenv func(string) string, f *repairFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "Show the repair progress of the node's storage role",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var st struct {
+				Roles []struct {
+					Name    string `json:"name"`
+					Details struct {
+						Repair *repair.Progress `json:"repair"`
+					} `json:"details"`
+				} `json:"roles"`
+			}
+			if _, err := f.call(cmd.Context(), env, getenv, http.MethodGet, "/api/v1/status", nil, &st); err != nil {
+				return err
+			}
+			for _, r := range st.Roles {
+				if r.Name == roleName && r.Details.Repair != nil {
+					return f.print(cmd.OutOrStdout(), r.Details.Repair, func(w io.Writer) { printRepair(w, r.Details.Repair) })
+				}
+			}
+			return cli.Exit(cli.ExitFailure, fmt.Errorf("no repair on this node: the storage role does not run in cluster mode"))
+		},
+	}
+}
+
+func repairRunCommand(env cli.Env, getenv func(string) string, f *repairFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "run",
+		Short: "Start a repair pass now (after the current one)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var reply map[string]string
+			raw, err := f.call(cmd.Context(), env, getenv, http.MethodPost, "/api/v1/repair/run", struct{}{}, &reply)
+			if err != nil {
+				return err
+			}
+			return f.printRaw(cmd.OutOrStdout(), raw, "repair pass requested")
+		},
+	}
+}
+
+func repairPaceCommand(env cli.Env, getenv func(string) string, f *repairFlags) *cobra.Command {
+	var dur time.Duration
+	cmd := &cobra.Command{
+		Use:   "pace RATE",
+		Short: "Set the repair pace (bytes/s: 200MiB, 0 pauses) for --for, then return to repair_pace",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			body, err := paceBody(args[0], dur)
+			if err != nil {
+				return cli.Exit(cli.ExitFailure, err)
+			}
+			var reply PaceReply
+			raw, err := f.call(cmd.Context(), env, getenv, http.MethodPost, "/api/v1/repair/pace", body, &reply)
+			if err != nil {
+				return err
+			}
+			return f.printRaw(cmd.OutOrStdout(), raw, fmt.Sprintf("repair pace %s/s until %s",
+				humanBytes(reply.PaceBytesPerS), reply.BoostUntil.UTC().Format(time.RFC3339)))
+		},
+	}
+	cmd.Flags().DurationVar(&dur, "for", time.Hour, "how long the pace holds (1s–24h)")
+	return cmd
+}
+
+// paceBody builds the pace request from RATE (a size: bytes or KiB/MiB/GiB)
+// and DUR (whole seconds, 1 s–24 h).
+func paceBody(rate string, d time.Duration) (PaceRequest, error) {
+	n, err := config.ParseSize(rate)
+	if err != nil {
+		return PaceRequest{}, err
+	}
+	if d < time.Second || d > repair.MaxBoost || d%time.Second != 0 {
+		return PaceRequest{}, fmt.Errorf("--for must be whole seconds from 1s to 24h, not %s", d)
+	}
+	bps, secs := int64(n), int64(d/time.Second)
+	return PaceRequest{BytesPerS: &bps, DurationS: &secs}, nil
+}
+
+// call sends one request to the admin listener and decodes a 2xx answer
+// into out. Unreachable exits 2; an error answer exits 1 with its message.
+func (f *repairFlags) call(ctx context.Context, env cli.Env, getenv func(string) string, method, path string, in, out any) ([]byte, error) {
+	if f.output != "text" && f.output != "json" {
+		return nil, cli.Exit(cli.ExitFailure, fmt.Errorf("-o must be text or json"))
+	}
+	admin, token, err := f.target(env, getenv)
+	if err != nil {
+		return nil, err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, repairCallTimeout)
+	defer cancel()
+	req, err := newAdminRequest(ctx, method, "http://"+admin+path, token, in)
+	if err != nil {
+		return nil, cli.Exit(cli.ExitFailure, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, cli.Exit(cli.ExitUnreachable, fmt.Errorf("admin plane at %s unreachable: %w", admin, err))
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return nil, cli.Exit(cli.ExitUnreachable, fmt.Errorf("admin plane at %s: %w", admin, err))
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, cli.Exit(cli.ExitFailure, httpx.DecodeError(resp.StatusCode, raw))
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return nil, cli.Exit(cli.ExitFailure, fmt.Errorf("admin plane at %s sent an invalid answer: %w", admin, err))
+	}
+	return raw, nil
+}
+
+func newAdminRequest(ctx context.Context, method, url, token string, in any) (*http.Request, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, body)
+	if err != nil {
+		return nil, err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	return req, nil
+}
+
+// target is the admin listener and the token to send.
+func (f *repairFlags) target(env cli.Env, getenv func(string) string) (admin, token string, err error) {
+	admin, token = f.admin, f.token
+	if token == "" {
+		token = getenv("RON_TOKEN")
+	}
+	if admin != "" && token != "" {
+		return admin, token, nil
+	}
+	n, err := env.Node()
+	if err != nil {
+		return "", "", cli.Exit(cli.ExitFailure, err)
+	}
+	if admin == "" {
+		admin = n.AdminListen
+	}
+	if token == "" {
+		if keys, err := auth.ReadRootKey(n.DataDir); err == nil {
+			token, _, _ = keys.Mint(auth.MintOptions{Scopes: []string{"admin"}, TTL: time.Minute})
+		}
+	}
+	return admin, token, nil
+}
+
+// print writes v as JSON or its text rendering.
+func (f *repairFlags) print(w io.Writer, v any, text func(io.Writer)) error {
+	if f.output == "json" {
+		return cli.PrintJSON(w, v)
+	}
+	text(w)
+	return nil
+}
+
+// printRaw writes the answer (json) or one line of text.
+func (f *repairFlags) printRaw(w io.Writer, raw []byte, line string) error {
+	if f.output == "json" {
+		_, err := w.Write(raw)
+		return err
+	}
+	_, err := fmt.Fprintln(w, line)
+	return err
+}
+
+// printRepair renders `ron repair status`.
+func printRepair(w io.Writer, p *repair.Progress) {
+	eta, boost := "-", "-"
+	if p.EtaS != nil {
+		eta = (time.Duration(*p.EtaS) * time.Second).String()
+	}
+	if p.BoostUntil != nil {
+		boost = p.BoostUntil.UTC().Format(time.RFC3339)
+	}
+	fmt.Fprintf(w, "state %s  pass %d  scanned %d/%d  under-replicated %d\n", p.State, p.Pass, p.Scanned, p.Total, p.UnderReplicated)
+	fmt.Fprintf(w, "queued %d  skipped %d  pending %s  done %s  eta %s\n", p.Queued, p.Skipped,
+		humanBytes(p.BytesPending), humanBytes(p.BytesDone), eta)
+	fmt.Fprintf(w, "rate %s/s  pace %s/s  boost until %s\n", humanBytes(int64(p.RateBytesPerS)), humanBytes(p.PaceBytesPerS), boost)
+	if p.Errors > 0 {
+		fmt.Fprintf(w, "errors %d  last: %s\n", p.Errors, p.LastError)
+	}
+}
+
+// humanBytes renders n with one decimal in the largest binary unit ≤ n.
+func humanBytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	v, i := float64(n), 0
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%d B", n)
+	}
+	return fmt.Sprintf("%.1f %s", v, units[i])
+}
