@@ -3,6 +3,13 @@
 // the HTTP handlers of §3 (names), §4 (providers) and §5 (resolve) over an
 // indexdb.DB, with an optional cache and PeerSource; role.go is the runnable
 // role (listener, admission, workers, hot reload).
+//
+// Cluster mode (spec/cluster.md §6, Options.Cluster) adds ownership:
+// owners.go picks each key's owners and primary, clusternames.go and
+// clusterforward.go route name writes through the primary,
+// clusterproviders.go sends provider records to their owners,
+// clusterreplica.go serves /replica/*, clusterpeers.go holds the per-member
+// clients and the cluster PeerSource, and antientropy.go repairs owners.
 package index
 
 import (
@@ -47,6 +54,7 @@ type Handlers struct {
 	keys *auth.Keyring
 	now  func() time.Time
 	live atomic.Pointer[Settings]
+	cl   *clusterNode // cluster mode; nil = static mode (set before Mount)
 
 	// Metrics, when set, receives the handlers' §13 metrics (writes, auth
 	// failures, resolve latency, deadline hits) with role="index". Set it
@@ -95,10 +103,12 @@ func NewHandlers(db *indexdb.DB, keys *auth.Keyring, now func() time.Time) *Hand
 	return h
 }
 
-// Mount registers the routes of spec/index.md §3, §4 and §5 on e. Every
-// route first checks its capability (writes ScopeWrite; reads ScopeRead
-// when reads are private), then runs mw in order (the role's admission:
-// per-IP bucket and work queue), then the handler.
+// Mount registers the routes of spec/index.md §3, §4 and §5 on e, plus in
+// cluster mode POST /replica/names and /replica/providers (spec/cluster.md
+// §6, ScopeReplicate). Every route first checks its capability (writes
+// ScopeWrite; reads ScopeRead when reads are private), then runs mw in
+// order (the role's admission: per-IP bucket and work queue), then the
+// handler.
 func (h *Handlers) Mount(e *echo.Echo, mw ...echo.MiddlewareFunc) {
 	write := append([]echo.MiddlewareFunc{h.requireScope(ScopeWrite)}, mw...)
 	read := append([]echo.MiddlewareFunc{h.readScope}, mw...)
@@ -109,6 +119,11 @@ func (h *Handlers) Mount(e *echo.Echo, mw ...echo.MiddlewareFunc) {
 	e.POST("/providers", h.announce, write...)
 	e.GET("/providers/:b3", h.getProviders, read...)
 	e.GET("/resolve/:key", h.getResolve, read...)
+	if h.cl != nil {
+		replicate := append([]echo.MiddlewareFunc{h.requireScope(ScopeReplicate)}, mw...)
+		e.POST(pathReplicaNames, h.replicaNames, replicate...)
+		e.POST(pathReplicaProviders, h.replicaProviders, replicate...)
+	}
 }
 
 // requireScope is route middleware checking the request's token for scope.

@@ -200,8 +200,12 @@ func checkName(name string) error {
 // handlers and LocalClient: validation, the database call and the mapping
 // of its errors onto the envelope.
 
-// doSet sets name to target under cond, counting the write.
+// doSet sets name to target under cond, counting the write. In cluster
+// mode the write goes through the name's primary (clusterWrite).
 func (h *Handlers) doSet(ctx context.Context, name string, target store.ID, cond Cond) (indexdb.Record, error) {
+	if h.cl != nil {
+		return h.clusterWrite(ctx, nameWrite{name: name, target: target, cond: cond}, false, "").result()
+	}
 	rec, err := h.setName(ctx, name, target, cond)
 	h.countWrite(writeName, err, 1)
 	return rec, err
@@ -255,10 +259,23 @@ func (h *Handlers) doGetVersion(ctx context.Context, key string) (indexdb.Record
 
 // doHistory returns the kept versions of name, newest first.
 func (h *Handlers) doHistory(ctx context.Context, name string) (NameHistory, error) {
+	return h.historyOf(ctx, name, false)
+}
+
+// historyOf is doHistory; localOnly (?local=1) reads this node's store
+// only. In cluster mode a node that does not own the name, or an owner
+// that lacks it, asks the other index members (ClusterPeers.History).
+func (h *Handlers) historyOf(ctx context.Context, name string, localOnly bool) (NameHistory, error) {
 	if err := checkName(name); err != nil {
 		return NameHistory{}, err
 	}
+	if h.cl != nil && !localOnly && !h.cl.ownership().owns(nameKey(name)) {
+		return h.peerHistory(ctx, name)
+	}
 	recs, err := h.db.History(ctx, name)
+	if err != nil && h.cl != nil && !localOnly && errors.Is(err, indexdb.ErrNotFound) {
+		return h.peerHistory(ctx, name)
+	}
 	if err != nil {
 		return NameHistory{}, dbError(err)
 	}
@@ -275,8 +292,15 @@ func (h *Handlers) doHistory(ctx context.Context, name string) (NameHistory, err
 }
 
 // doDelete writes a tombstone version of name under cond, counting the
-// write.
+// write. In cluster mode the write goes through the name's primary.
 func (h *Handlers) doDelete(ctx context.Context, name string, cond Cond) (NameDeletion, error) {
+	if h.cl != nil {
+		rec, err := h.clusterWrite(ctx, nameWrite{name: name, del: true, cond: cond}, false, "").result()
+		if err != nil {
+			return NameDeletion{}, err
+		}
+		return deletionOf(rec), nil
+	}
 	out, err := h.deleteNamed(ctx, name, cond)
 	h.countWrite(writeName, err, 1)
 	return out, err
@@ -297,11 +321,14 @@ func (h *Handlers) deleteNamed(ctx context.Context, name string, cond Cond) (Nam
 	if c := h.settings().Cache; c != nil {
 		c.InvalidateName(name)
 	}
-	return NameDeletion{Name: rec.Name, Version: rec.Version, Deleted: true, UpdatedAt: stamp(rec.UpdatedAt)}, nil
+	return deletionOf(rec), nil
 }
 
 // putName is PUT /names/{name}: set the pointer, optionally conditional.
 func (h *Handlers) putName(c echo.Context) error {
+	if h.cl != nil {
+		return h.clusterPutName(c)
+	}
 	rec, err := h.setFromRequest(c, putRequest)
 	if err != nil {
 		return err
@@ -417,7 +444,7 @@ func (h *Handlers) nameHistory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := h.doHistory(c.Request().Context(), name)
+	out, err := h.historyOf(c.Request().Context(), name, c.QueryParam("local") == "1")
 	if err != nil {
 		return err
 	}
@@ -427,6 +454,9 @@ func (h *Handlers) nameHistory(c echo.Context) error {
 
 // deleteName is DELETE /names/{name}: write a tombstone version.
 func (h *Handlers) deleteName(c echo.Context) error {
+	if h.cl != nil {
+		return h.clusterDeleteName(c)
+	}
 	if err := h.authorize(c, ScopeWrite); err != nil {
 		return err
 	}

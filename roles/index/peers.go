@@ -246,12 +246,35 @@ func nameKeyBytes(name string) []byte {
 	return sum[:]
 }
 
-// Name asks the peers for key (a name or "name@version"). Per §6 rule 3 the
-// lookup ends at the first satisfactory answer (200 with a valid record) and
-// returns the highest version among the satisfactory answers received by
-// then (answers of legs that completed before they saw the cancellation
-// count too).
+// Name asks the peers for key (a name or "name@version"), in rendezvous
+// order of (name, peer URL); see lookupName.
 func (hp *HedgedPeers) Name(ctx context.Context, key string) (NameRecord, error) {
+	name, _, _ := strings.Cut(key, "@")
+	return lookupName(ctx, key, clientsOf(hp.order(nameKeyBytes(name))), hp.opt)
+}
+
+// Providers asks the peers for the live providers of id, in rendezvous
+// order of (digest, peer URL); see lookupProviders.
+func (hp *HedgedPeers) Providers(ctx context.Context, id store.ID) (ProviderList, error) {
+	return lookupProviders(ctx, id, clientsOf(hp.order(id[:])), hp.opt)
+}
+
+// clientsOf returns the peers' clients in order.
+func clientsOf(ps []peerClient) []*client.Client {
+	out := make([]*client.Client, len(ps))
+	for i, p := range ps {
+		out[i] = p.c
+	}
+	return out
+}
+
+// lookupName asks peers (in order) for key, a name or "name@version", with
+// GET /names/{key}?local=1 legs. Per §6 rule 3 the lookup ends at the first
+// satisfactory answer (200 with a valid record) and returns the highest
+// version among the satisfactory answers received by then (answers of legs
+// that completed before they saw the cancellation count too). No peers is
+// an *hedge.UnavailableError.
+func lookupName(ctx context.Context, key string, peers []*client.Client, opt hedge.Options) (NameRecord, error) {
 	name, version, versioned := key, uint64(0), strings.Contains(key, "@")
 	var err error
 	if versioned {
@@ -262,7 +285,7 @@ func (hp *HedgedPeers) Name(ctx context.Context, key string) (NameRecord, error)
 	if err != nil {
 		return NameRecord{}, fmt.Errorf("index: peer lookup of %q: %w", key, err)
 	}
-	if len(hp.peers) == 0 {
+	if len(peers) == 0 {
 		return NameRecord{}, &hedge.UnavailableError{}
 	}
 	check := func(r NameRecord) error {
@@ -286,11 +309,10 @@ func (hp *HedgedPeers) Name(ctx context.Context, key string) (NameRecord, error)
 		have bool
 	)
 	path := hedge.NamesPath(key)
-	ordered := hp.order(nameKeyBytes(name))
-	legs := make([]hedge.Peer[NameRecord], len(ordered))
-	for i, p := range ordered {
+	legs := make([]hedge.Peer[NameRecord], len(peers))
+	for i, c := range peers {
 		legs[i] = &collectPeer{
-			HTTPPeer: &hedge.HTTPPeer[NameRecord]{Client: p.c, Path: path, Op: "GET /names/{name}", Check: check},
+			HTTPPeer: &hedge.HTTPPeer[NameRecord]{Client: c, Path: path, Op: "GET /names/{name}", Check: check},
 			got: func(r NameRecord) {
 				mu.Lock()
 				defer mu.Unlock()
@@ -300,7 +322,7 @@ func (hp *HedgedPeers) Name(ctx context.Context, key string) (NameRecord, error)
 			},
 		}
 	}
-	rec, _, err := hedge.Lookup(ctx, legs, func(NameRecord) bool { return true }, hp.opt)
+	rec, _, err := hedge.Lookup(ctx, legs, func(NameRecord) bool { return true }, opt)
 	if err != nil {
 		return NameRecord{}, err
 	}
@@ -312,10 +334,12 @@ func (hp *HedgedPeers) Name(ctx context.Context, key string) (NameRecord, error)
 	return rec, nil
 }
 
-// Providers asks the peers for the live providers of id; the first answer
-// with at least one (unexpired) provider wins (§6 rule 3).
-func (hp *HedgedPeers) Providers(ctx context.Context, id store.ID) (ProviderList, error) {
-	if len(hp.peers) == 0 {
+// lookupProviders asks peers (in order) for the live providers of id with
+// GET /providers/{b3}?local=1 legs; the first answer with at least one
+// (unexpired) provider wins (§6 rule 3). No peers is an
+// *hedge.UnavailableError.
+func lookupProviders(ctx context.Context, id store.ID, peers []*client.Client, opt hedge.Options) (ProviderList, error) {
+	if len(peers) == 0 {
 		return ProviderList{}, &hedge.UnavailableError{}
 	}
 	b3 := id.String()
@@ -331,12 +355,11 @@ func (hp *HedgedPeers) Providers(ctx context.Context, id store.ID) (ProviderList
 		return nil
 	}
 	path := hedge.ProvidersPath(b3)
-	ordered := hp.order(id[:])
-	legs := make([]hedge.Peer[ProviderList], len(ordered))
-	for i, p := range ordered {
-		legs[i] = &hedge.HTTPPeer[ProviderList]{Client: p.c, Path: path, Op: "GET /providers/{b3}", Check: check}
+	legs := make([]hedge.Peer[ProviderList], len(peers))
+	for i, c := range peers {
+		legs[i] = &hedge.HTTPPeer[ProviderList]{Client: c, Path: path, Op: "GET /providers/{b3}", Check: check}
 	}
-	l, _, err := hedge.Lookup(ctx, legs, func(l ProviderList) bool { return len(l.Providers) > 0 }, hp.opt)
+	l, _, err := hedge.Lookup(ctx, legs, func(l ProviderList) bool { return len(l.Providers) > 0 }, opt)
 	return l, err
 }
 

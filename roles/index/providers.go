@@ -74,10 +74,15 @@ func (h *Handlers) announce(c echo.Context) error {
 }
 
 // doAnnounce applies a batch (the code path of POST /providers and
-// LocalClient.Announce) and counts it: accepted records as kind provider,
+// LocalClient.Announce; in cluster mode through the records' owners,
+// clusterAnnounce) and counts it: accepted records as kind provider,
 // withdrawals as kind withdraw, a failed batch once as kind provider.
 func (h *Handlers) doAnnounce(ctx context.Context, recs []indexdb.Announcement) (announceReply, error) {
-	res, err := h.applyBatch(ctx, recs)
+	apply := h.applyBatch
+	if h.cl != nil {
+		apply = h.clusterAnnounce
+	}
+	res, err := apply(ctx, recs)
 	if err != nil {
 		h.countWrite(writeProvider, err, 1)
 		return res, err

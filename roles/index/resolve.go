@@ -284,30 +284,23 @@ func (h *Handlers) resolve(ctx context.Context, key string, o resolveOpts) (reso
 }
 
 // resolveName finds key (name or name@version) locally, then at peers. A
-// local tombstone or pruned version is an authoritative 404.
+// local tombstone or pruned version is an authoritative 404. In cluster
+// mode only an owner of the name (or a ?local=1 leg) reads its own store
+// first; other nodes ask the owners (spec/cluster.md §6).
 func (h *Handlers) resolveName(ctx context.Context, key string, o resolveOpts) (NameRecord, bool, error) {
-	var (
-		rec indexdb.Record
-		err error
-	)
-	if strings.Contains(key, "@") {
-		rec, err = h.doGetVersion(ctx, key)
-	} else {
-		rec, err = h.doGet(ctx, key)
-	}
-	if err == nil {
-		return toRecordOut(rec), false, nil
-	}
-	he := httpx.AsError(err)
-	if he.Status != http.StatusNotFound {
+	miss := error(errResolveNotFound("name not found"))
+	if o.localOnly || h.readsNameLocally(key) {
+		rec, final, err := h.localName(ctx, key)
+		if final {
+			return rec, false, err
+		}
+		miss = err
+	} else if _, err := nameOfKey(key); err != nil {
 		return NameRecord{}, false, err
-	}
-	if _, hasReason := he.Details["reason"]; hasReason {
-		return NameRecord{}, false, err // deleted or pruned here
 	}
 	peers := o.peers()
 	if peers == nil {
-		return NameRecord{}, false, err
+		return NameRecord{}, false, miss
 	}
 	nk := cache.NameKey(key)
 	if o.cacheRead() {
@@ -343,14 +336,17 @@ func (h *Handlers) resolveName(ctx context.Context, key string, o resolveOpts) (
 
 // resolveProviders lists id's providers locally, then at peers (region
 // matches first, at most limit). A 404 error means none anywhere; partial
-// means the budget cut the peer lookup.
+// means the budget cut the peer lookup. In cluster mode only an owner of
+// id (or a ?local=1 leg) reads its own store first.
 func (h *Handlers) resolveProviders(ctx context.Context, id store.ID, region string, limit int, o resolveOpts) (ps []ProviderInfo, fromPeer, partial bool, err error) {
-	list, err := h.doProviders(ctx, id, region, limit)
-	if err == nil {
-		return list.Providers, false, false, nil
-	}
-	if httpx.AsError(err).Status != http.StatusNotFound {
-		return nil, false, false, err
+	if o.localOnly || h.cl == nil || h.cl.ownership().owns(objectKey(id)) {
+		list, err := h.doProviders(ctx, id, region, limit)
+		if err == nil {
+			return list.Providers, false, false, nil
+		}
+		if httpx.AsError(err).Status != http.StatusNotFound {
+			return nil, false, false, err
+		}
 	}
 	peers := o.peers()
 	if peers == nil {
@@ -389,6 +385,39 @@ func (h *Handlers) resolveProviders(ctx context.Context, id store.ID, region str
 		}
 	}
 	return preferRegion(l.Providers, region, limit), true, false, nil
+}
+
+// localName reads key (name or name@version) from this node's store.
+// final is false only for a plain miss (err is then the 404 to answer when
+// no peer knows better); a found record, a tombstone or pruned version (an
+// authoritative 404) and other errors are final.
+func (h *Handlers) localName(ctx context.Context, key string) (rec NameRecord, final bool, err error) {
+	var r indexdb.Record
+	if strings.Contains(key, "@") {
+		r, err = h.doGetVersion(ctx, key)
+	} else {
+		r, err = h.doGet(ctx, key)
+	}
+	if err == nil {
+		return toRecordOut(r), true, nil
+	}
+	he := httpx.AsError(err)
+	if he.Status != http.StatusNotFound {
+		return NameRecord{}, true, err
+	}
+	_, hasReason := he.Details["reason"] // deleted or pruned here
+	return NameRecord{}, hasReason, err
+}
+
+// readsNameLocally reports whether this node answers key from its own
+// store first: always in static mode, only as an owner of the name in
+// cluster mode (a malformed key too, so that it is rejected there).
+func (h *Handlers) readsNameLocally(key string) bool {
+	if h.cl == nil {
+		return true
+	}
+	name, err := nameOfKey(key)
+	return err != nil || h.cl.ownership().owns(nameKey(name))
 }
 
 // preferRegion orders a peer's provider list for this caller: records in

@@ -20,6 +20,7 @@ import (
 	"github.com/ronhq/ron/roles/index/cache"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/store/kv"
 	"github.com/ronhq/ron/store/kv/bolt"
 	"github.com/ronhq/ron/store/kv/memkv"
@@ -47,6 +48,21 @@ type Options struct {
 	Bus     *runtime.Bus
 	Version string
 	Ops     func(e *echo.Echo) // mounts /healthz /readyz /metrics /version; nil = none
+
+	// Cluster is the membership in cluster mode (spec/cluster.md §6): names
+	// and provider records are owned by index members, index.peers is
+	// ignored. Nil is static mode.
+	Cluster cluster.Membership
+	// ClusterConfig is the [cluster] section; the index reads
+	// index_replicas and index_sync_interval (zero values take the
+	// defaults).
+	ClusterConfig cluster.Config
+	// NodeID is this node's cluster id ("" = the membership View's Self).
+	NodeID string
+	// NodeToken mints the bearer of node-to-node calls (forwarded writes,
+	// /replica/*, lookups), scoped as cluster.NodeScopes; required in
+	// cluster mode.
+	NodeToken func(context.Context) (string, error)
 }
 
 // Role is the index role. Build it with New; the runtime manager drives
@@ -69,9 +85,10 @@ type Role struct {
 
 	applyMu sync.Mutex // serialises Apply and peer rebuilds
 	peers   atomic.Pointer[HedgedPeers]
-	setup   peerSetup // guarded by applyMu
-	built   bool      // setup was built once; guarded by applyMu
-	stopped bool      // Stop closed the peers; guarded by applyMu
+	cpeers  *ClusterPeers // cluster mode's peers; nil in static mode
+	setup   peerSetup     // guarded by applyMu
+	built   bool          // setup was built once; guarded by applyMu
+	stopped bool          // Stop closed the peers; guarded by applyMu
 	moves   *runtime.Queue[breakerMove]
 
 	open      atomic.Bool  // the store is open
@@ -128,6 +145,9 @@ func (r *Role) Start(ctx context.Context) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if r.opt.Cluster != nil && r.opt.NodeToken == nil {
+		return errors.New("index: cluster mode needs a node token (Options.NodeToken)")
+	}
 	if err := r.openStore(ctx, *cfg); err != nil {
 		return err
 	}
@@ -171,6 +191,9 @@ func (r *Role) openStore(ctx context.Context, cfg Config) error {
 	r.open.Store(true)
 	r.h = NewHandlers(r.db, r.opt.Keys, nil)
 	r.h.Metrics = r.opt.Metrics
+	if r.opt.Cluster != nil {
+		r.enableCluster(cfg)
+	}
 	r.h.Reconfigure(r.settings(cfg, nil))
 	r.met.register(func() float64 { return float64(r.names.Load()) },
 		func() float64 { return float64(r.records.Load()) })
@@ -266,6 +289,10 @@ func (r *Role) settings(cfg Config, hp *HedgedPeers) Settings {
 // (purging the answer cache then) and hands the handlers their settings.
 // Callers hold applyMu.
 func (r *Role) rebuildPeers(cfg Config) error {
+	if r.cpeers != nil {
+		r.reconfigureCluster(cfg)
+		return nil
+	}
 	ps, skipped := newPeerSetup(cfg, r.AdvertiseURL(), r.opt.Metrics)
 	if r.built && ps.equal(r.setup) {
 		r.h.Reconfigure(r.settings(cfg, r.peers.Load()))
@@ -292,6 +319,9 @@ func (r *Role) Run(ctx context.Context) error {
 	r.tasks.Go("probe", r.probeLoop)
 	r.tasks.Go("janitor", r.janitorLoop)
 	r.tasks.Go("breaker-log", r.logMoves)
+	if r.cpeers != nil {
+		r.tasks.Go(taskAntiEntropy, r.antiEntropyTask())
+	}
 	if err := r.server.Run(ctx); err != nil {
 		return fmt.Errorf("index listener: %w", err)
 	}
@@ -336,6 +366,9 @@ func (r *Role) Stop(ctx context.Context) error {
 	if hp != nil {
 		hp.Close()
 	}
+	if r.cpeers != nil {
+		r.cpeers.Close()
+	}
 	return r.closeStore()
 }
 
@@ -367,6 +400,10 @@ func (r *Role) Details() any {
 	}
 	if hp := r.peers.Load(); hp != nil {
 		d["peers"], d["peers_open"] = hp.Len(), hp.OpenCount()
+	}
+	if r.cpeers != nil {
+		d["peers"], d["peers_open"] = r.cpeers.Len(), r.cpeers.OpenCount()
+		d["cluster"] = r.clusterDetails()
 	}
 	if r.cache != nil {
 		d["cache_entries"] = r.cache.Len()

@@ -1,0 +1,232 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/index/hedge"
+	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/cluster"
+)
+
+const replicaRecord = `{"name":"blog.example","version":3,"b3":"` + idA +
+	`","deleted":false,"updated_at":"2026-11-22T10:00:00.000Z"}`
+
+// TestReplicaRoutesScope: /replica/* needs index:replicate or admin;
+// index:write and index:admin do not satisfy the node-only scope.
+func TestReplicaRoutesScope(t *testing.T) {
+	ct := newCTest(t, 3, "node-a")
+	bodies := map[string]string{
+		pathReplicaNames:     `{"records":[` + replicaRecord + `]}`,
+		pathReplicaProviders: announceBody(objects(1)),
+	}
+	cases := []struct {
+		token string
+		code  int
+	}{
+		{"", 401},
+		{ct.writer, 403},
+		{ct.token("index:admin"), 403},
+		{ct.token(ScopeReplicate), 200},
+		{ct.token("admin"), 200},
+	}
+	for path, body := range bodies {
+		for _, tc := range cases {
+			if code, _, b := ct.do("node-a", "POST", path, body, tc.token, nil); code != tc.code {
+				t.Errorf("%s: %d %s, want %d", path, code, b, tc.code)
+			}
+		}
+	}
+	rec, err := ct.local("node-a", "blog.example")
+	if err != nil || rec.Version != 3 {
+		t.Fatalf("replica record: %+v %v", rec, err)
+	}
+}
+
+// TestReplicaNamesBadInput is the bad-input table of POST /replica/names.
+func TestReplicaNamesBadInput(t *testing.T) {
+	ct := newCTest(t, 3, "node-a")
+	tok := ct.token(ScopeReplicate)
+	many := strings.Repeat(replicaRecord+",", indexdb.MaxReplicaBatch) + replicaRecord
+	cases := []struct {
+		name, body string
+		code       int
+		want       string
+	}{
+		{"not json", `{`, 400, `"code":"malformed"`},
+		{"no records", `{"records":[]}`, 400, `"field":"records"`},
+		{"too many", `{"records":[` + many + `]}`, 400, `"field":"records"`},
+		{"bad name", `{"records":[` + strings.Replace(replicaRecord, "blog.example", "Blog", 1) + `]}`, 400, `"field":"name"`},
+		{"version 0", `{"records":[` + strings.Replace(replicaRecord, `"version":3`, `"version":0`, 1) + `]}`, 400, `"field":"version"`},
+		{"tombstone with b3", `{"records":[` + strings.Replace(replicaRecord, `"deleted":false`, `"deleted":true`, 1) + `]}`, 400, `"field":"b3"`},
+		{"unknown field", `{"records":[` + strings.Replace(replicaRecord, `"deleted"`, `"x":1,"deleted"`, 1) + `]}`, 400, `"index":0`},
+	}
+	for _, tc := range cases {
+		code, _, body := ct.do("node-a", "POST", pathReplicaNames, tc.body, tok, nil)
+		if code != tc.code || !strings.Contains(body, tc.want) {
+			t.Errorf("%s: %d %.200s", tc.name, code, body)
+		}
+	}
+	code, _, _ := ct.do("node-a", "POST", pathReplicaNames, "", tok, map[string]string{"Content-Type": "text/plain"})
+	if code != 415 {
+		t.Errorf("text/plain: %d", code)
+	}
+}
+
+// TestReplicaRoutesStaticMode: the routes exist only in cluster mode.
+func TestReplicaRoutesStaticMode(t *testing.T) {
+	e := newEnv(t)
+	tok, _, err := e.h.keys.Mint(auth.MintOptions{Scopes: []string{"admin"}, TTL: time.Hour, Now: e.clk.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.do(req{method: "POST", path: pathReplicaNames, body: `{"records":[` + replicaRecord + `]}`, token: tok})
+	if r.code != 404 && r.code != 405 {
+		t.Fatalf("static mode /replica/names: %d", r.code)
+	}
+}
+
+// TestAntiEntropyRepairsAndDrops: an owner that missed a write receives it
+// from the next pass, and a node that held the name while it owned it
+// drops its copy once all owners confirmed.
+func TestAntiEntropyRepairsAndDrops(t *testing.T) {
+	ct := newCTest(t, 3, "node-a", "node-b", "node-c", "node-d")
+	// node-d is dead: blog.example is owned by node-b, node-c and node-a.
+	ct.setViews(map[string]cluster.State{"node-d": cluster.StateDead})
+	if code, body := ct.put("node-a", "blog.example", idA, nil); code != 200 {
+		t.Fatalf("PUT: %d %s", code, body)
+	}
+	if _, err := ct.local("node-a", "blog.example"); err != nil {
+		t.Fatalf("owner node-a lacks the name: %v", err)
+	}
+	// node-d is back: it owns the name again and missed the write.
+	ct.setViews(nil)
+	if _, err := ct.local("node-d", "blog.example"); !errors.Is(err, indexdb.ErrNotFound) {
+		t.Fatalf("node-d: %v", err)
+	}
+	pushed, dropped, err := ct.nodes["node-b"].h.antiEntropyPass(context.Background())
+	if err != nil || pushed != 2 || dropped != 0 {
+		t.Fatalf("owner pass: pushed %d dropped %d %v", pushed, dropped, err)
+	}
+	if rec, err := ct.local("node-d", "blog.example"); err != nil || rec.Version != 1 {
+		t.Fatalf("node-d not repaired: %+v %v", rec, err)
+	}
+	pushed, dropped, err = ct.nodes["node-a"].h.antiEntropyPass(context.Background())
+	if err != nil || pushed != 3 || dropped != 1 {
+		t.Fatalf("non-owner pass: pushed %d dropped %d %v", pushed, dropped, err)
+	}
+	if _, err := ct.local("node-a", "blog.example"); !errors.Is(err, indexdb.ErrNotFound) {
+		t.Fatalf("node-a kept its copy: %v", err)
+	}
+	if v := ct.metric("node-a", `ron_index_antientropy_records_total{role="index"}`); v != 3 {
+		t.Fatalf("records pushed: %v", v)
+	}
+	if code, _, body := ct.do("node-a", "GET", "/names/blog.example", "", "", nil); code != 200 {
+		t.Fatalf("read after drop: %d %s", code, body)
+	}
+}
+
+// TestAntiEntropyKeepsUnconfirmedCopy: a non-owner keeps its copy while an
+// owner does not confirm.
+func TestAntiEntropyKeepsUnconfirmedCopy(t *testing.T) {
+	ct := newCTest(t, 3, "node-a", "node-b", "node-c", "node-d")
+	ct.setViews(map[string]cluster.State{"node-d": cluster.StateDead})
+	if code, body := ct.put("node-a", "blog.example", idA, nil); code != 200 {
+		t.Fatalf("PUT: %d %s", code, body)
+	}
+	ct.setViews(nil)
+	ct.nodes["node-d"].down.Store(true)
+	pushed, dropped, err := ct.nodes["node-a"].h.antiEntropyPass(context.Background())
+	if err != nil || pushed != 2 || dropped != 0 {
+		t.Fatalf("pass: pushed %d dropped %d %v", pushed, dropped, err)
+	}
+	if _, err := ct.local("node-a", "blog.example"); err != nil {
+		t.Fatalf("node-a dropped an unconfirmed copy: %v", err)
+	}
+}
+
+// TestAntiEntropySchedule: a pass every interval, and one 10 s after an
+// index membership change (further changes during the wait do not delay
+// it; other changes trigger nothing).
+func TestAntiEntropySchedule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		view := func(states map[string]cluster.State, extra ...cluster.Member) *cluster.View {
+			v := testView("node-a", states, "node-a", "node-b")
+			return cluster.NewView("node-a", append(v.Members, extra...), time.Now())
+		}
+		mem := cluster.NewStatic(view(nil))
+		passes := make(chan time.Duration, 16)
+		ae := antiEntropy{interval: time.Minute, settle: 10 * time.Second, mem: mem,
+			pass: func(context.Context) { passes <- time.Since(start) }}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- ae.run(ctx) }()
+		synctest.Wait()
+
+		next := func(want time.Duration) {
+			t.Helper()
+			if got := <-passes; got != want {
+				t.Fatalf("pass at %v, want %v", got, want)
+			}
+		}
+		next(time.Minute)
+		time.Sleep(5 * time.Second) // t = 65 s
+		mem.Set(view(map[string]cluster.State{"node-b": cluster.StateDead}))
+		synctest.Wait()
+		time.Sleep(5 * time.Second) // t = 70 s: another change does not delay
+		mem.Set(view(nil))
+		synctest.Wait()
+		next(75 * time.Second)
+		// A member without the index role changes nothing.
+		mem.Set(view(nil, cluster.Member{ID: "node-s", Roles: []string{"storage"}, State: cluster.StateAlive}))
+		synctest.Wait()
+		next(135 * time.Second)
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case d := <-passes:
+			t.Fatalf("extra pass at %v", d)
+		default:
+		}
+	})
+}
+
+// TestClusterPeersRetireClients: clients follow the alive index members,
+// and a departed member's target series are removed.
+func TestClusterPeersRetireClients(t *testing.T) {
+	met := runtime.NewMetrics(nil)
+	mem := cluster.NewStatic(testView("node-a", nil, "node-a", "node-b", "node-c"))
+	cp := NewClusterPeers(ClusterPeerOptions{Membership: mem, Replicas: 3, Metrics: met})
+	defer cp.Close()
+	series := `ron_breaker_state{role="index",target="node-b.test:5304",state="closed"}`
+	if cp.Len() != 2 || cp.OpenCount() != 0 {
+		t.Fatalf("Len %d", cp.Len())
+	}
+	if _, ok := met.Values()[series]; !ok {
+		t.Fatalf("no %s", series)
+	}
+	before := cp.current()["node-c"]
+	mem.Set(testView("node-a", map[string]cluster.State{"node-b": cluster.StateDead}, "node-a", "node-b", "node-c"))
+	if cp.Len() != 1 || cp.current()["node-c"] != before {
+		t.Fatalf("after node-b died: Len %d, node-c rebuilt %v", cp.Len(), cp.current()["node-c"] != before)
+	}
+	if _, ok := met.Values()[series]; ok {
+		t.Fatalf("%s still exported", series)
+	}
+	if _, err := cp.writeClient("node-b"); err == nil {
+		t.Fatal("write client for a dead member")
+	}
+	mem.Set(testView("node-a", nil, "node-a"))
+	if _, err := cp.Name(context.Background(), "blog.example"); !errors.Is(err, hedge.ErrNotFound) {
+		t.Fatalf("lone node lookup: %v", err)
+	}
+}

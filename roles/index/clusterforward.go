@@ -1,0 +1,139 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/client"
+	"github.com/ronhq/ron/roles/index/hedge"
+	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/store"
+)
+
+// relayed is the primary's raw answer to a forwarded write.
+type relayed struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// relayHeaders are the primary's answer headers passed on to the client.
+var relayHeaders = []string{"Content-Type", "ETag", "Cache-Control", "Retry-After", "WWW-Authenticate",
+	"X-Content-Type-Options"}
+
+// relayStatuses are the non-2xx statuses a forwarded write hands back as
+// answers (every 3xx, 4xx and 5xx) instead of errors.
+var relayStatuses = func() []int {
+	out := make([]int, 0, 300)
+	for s := 300; s < 600; s++ {
+		out = append(out, s)
+	}
+	return out
+}()
+
+// write sends the relayed answer to the client unchanged.
+func (r *relayed) write(c echo.Context) error {
+	hd := c.Response().Header()
+	for _, k := range relayHeaders {
+		if v := r.header.Values(k); len(v) > 0 {
+			hd[k] = v
+		}
+	}
+	hd.Set("Content-Length", strconv.Itoa(len(r.body)))
+	c.Response().WriteHeader(r.status)
+	_, err := c.Response().Write(r.body)
+	return err
+}
+
+// result decodes the relayed answer: a record (PUT) or deletion (DELETE)
+// on 2xx, else the envelope as an *httpx.Error.
+func (r *relayed) result() (indexdb.Record, error) {
+	if r.status/100 != 2 {
+		return indexdb.Record{}, httpx.DecodeError(r.status, r.body)
+	}
+	var w struct {
+		Name      string  `json:"name"`
+		B3        *string `json:"b3"`
+		Version   uint64  `json:"version"`
+		UpdatedAt string  `json:"updated_at"`
+		Deleted   bool    `json:"deleted"`
+	}
+	bad := func(what string) error {
+		return httpx.NewError(http.StatusBadGateway, httpx.CodeUpstreamUnavailable, "primary answered %s", what)
+	}
+	if json.Unmarshal(r.body, &w) != nil {
+		return indexdb.Record{}, bad("invalid JSON")
+	}
+	t, err := time.Parse(time.RFC3339Nano, w.UpdatedAt)
+	if err != nil {
+		return indexdb.Record{}, bad("an invalid updated_at")
+	}
+	rec := indexdb.Record{Name: w.Name, Version: w.Version, UpdatedAt: t.UTC(), Deleted: w.Deleted}
+	if !w.Deleted {
+		if w.B3 == nil {
+			return indexdb.Record{}, bad("a record without b3")
+		}
+		if rec.Target, err = store.ParseID(*w.B3); err != nil {
+			return indexdb.Record{}, bad("an invalid b3")
+		}
+	}
+	return rec, nil
+}
+
+// forwardWrite sends the write to the primary with this node's token, the
+// same preconditions and X-Ron-Forwarded, and returns its answer raw.
+func (h *Handlers) forwardWrite(ctx context.Context, primary cluster.Member, w nameWrite, corrID string) writeOutcome {
+	c, err := h.cl.peers.writeClient(primary.ID)
+	if err != nil {
+		return writeOutcome{err: err}
+	}
+	req := forwardRequest(w, h.cl.self(), corrID)
+	rl := &relayed{}
+	req.Validate = func(resp *http.Response) error {
+		body, err := io.ReadAll(io.LimitReader(resp.Body, hedge.MaxAnswer))
+		if err != nil {
+			return fmt.Errorf("read the primary's answer: %w", err)
+		}
+		rl.status, rl.header, rl.body = resp.StatusCode, resp.Header.Clone(), body
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, forwardTimeout)
+	defer cancel()
+	if _, err := c.Do(ctx, req); err != nil {
+		if he := (*httpx.Error)(nil); !errors.As(err, &he) {
+			err = httpx.NewError(http.StatusBadGateway, httpx.CodeUpstreamUnavailable, "forward to %s: %v", primary.ID, err)
+		}
+		return writeOutcome{err: err}
+	}
+	return writeOutcome{relay: rl}
+}
+
+// forwardRequest is the request forwarding w to its primary.
+func forwardRequest(w nameWrite, self, corrID string) *client.Request {
+	hdr := http.Header{HeaderForwarded: {self}, "Accept": {"application/json"}}
+	if corrID != "" {
+		hdr.Set("X-Corr-ID", corrID)
+	}
+	if k, v := condHeader(w.cond); k != "" {
+		hdr.Set(k, v)
+	}
+	req := &client.Request{Method: http.MethodDelete, Path: "/names/" + w.name, Header: hdr,
+		Retry: client.RetryNever, Op: "DELETE /names/{name}", AcceptStatus: relayStatuses}
+	if !w.del {
+		req.Method, req.Op = http.MethodPut, "PUT /names/{name}"
+		req.Body = bytes.NewReader([]byte(`{"b3":"` + w.target.String() + `"}`))
+		hdr.Set("Content-Type", "application/json")
+	}
+	return req
+}

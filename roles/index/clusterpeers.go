@@ -1,0 +1,296 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/client"
+	"github.com/ronhq/ron/roles/index/hedge"
+	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/store"
+)
+
+// Node-to-node call budgets (decided here; spec/cluster.md §6 is silent).
+const (
+	// replicaTimeout bounds one POST /replica/* call.
+	replicaTimeout = 2 * time.Second
+	// forwardTimeout bounds a forwarded name write: the primary's local
+	// transaction plus its replica calls, within the listeners' 5 s write
+	// timeout.
+	forwardTimeout = replicaTimeout + 2*time.Second
+)
+
+// ClusterPeerOptions configure NewClusterPeers.
+type ClusterPeerOptions struct {
+	// Membership is the cluster's membership.
+	Membership cluster.Membership
+	// Self is this node's id ("" = the View's Self).
+	Self string
+	// Replicas is index_replicas (R): owners per key.
+	Replicas int
+	// Lookup tunes the hedged lookups (spec/index.md §6).
+	Lookup hedge.Options
+	// Breaker is the per-peer lookup breaker of spec/index.md §6.
+	Breaker client.BreakerOptions
+	// Token is the node-to-node bearer (Options.NodeToken).
+	Token func(context.Context) (string, error)
+	// Metrics receives the clients' metrics with role="index".
+	Metrics *runtime.Metrics
+}
+
+// ClusterPeers is the cluster-mode PeerSource (spec/cluster.md §6,
+// spec/index.md §6) and the index's node-to-node client set. For every
+// alive index member but this node it keeps, per member URL, a lookup client
+// with the §6 peer breaker and a write client (forwarded name writes and
+// /replica/* calls, its breaker counting only 5xx other than 503 and
+// transport failures). Clients are built and retired as the membership
+// changes, and the metric series of a retired target are removed, so
+// `target` labels stay bounded by the membership. Lookup candidates for a
+// key are its owners in score order, then the other alive index members in
+// score order. It is safe for concurrent use.
+type ClusterPeers struct {
+	mem     cluster.Membership
+	self    string
+	r       int
+	token   func(context.Context) (string, error)
+	metrics *runtime.Metrics
+
+	mu      sync.Mutex
+	opt     hedge.Options
+	breaker client.BreakerOptions
+	view    *cluster.View             // the View members was built for
+	members map[string]*memberClients // by node id; replaced whole, never mutated
+}
+
+// memberClients are one member's clients.
+type memberClients struct {
+	id, url       string
+	lookup, write *client.Client
+}
+
+var _ PeerSource = (*ClusterPeers)(nil)
+
+// NewClusterPeers returns the peer set of opt; it does no I/O. Clients are
+// built on first use.
+func NewClusterPeers(opt ClusterPeerOptions) *ClusterPeers {
+	if opt.Metrics == nil {
+		opt.Metrics = runtime.NewMetrics(nil)
+	}
+	return &ClusterPeers{mem: opt.Membership, self: opt.Self, r: max(opt.Replicas, 1), token: opt.Token, metrics: opt.Metrics,
+		opt: opt.Lookup, breaker: opt.Breaker}
+}
+
+// Reconfigure replaces the lookup options and the lookup breaker. Every
+// client is rebuilt on next use (breakers start closed).
+func (cp *ClusterPeers) Reconfigure(lookup hedge.Options, breaker client.BreakerOptions) {
+	cp.mu.Lock()
+	old := cp.members
+	cp.opt, cp.breaker, cp.view, cp.members = lookup, breaker, nil, nil
+	cp.mu.Unlock()
+	cp.retire(old, nil)
+}
+
+// Close retires every client. The set stays usable (clients are rebuilt).
+func (cp *ClusterPeers) Close() { cp.Reconfigure(cp.options()) }
+
+// options returns the lookup options and breaker in force.
+func (cp *ClusterPeers) options() (hedge.Options, client.BreakerOptions) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	return cp.opt, cp.breaker
+}
+
+// ownership returns the current View's ownership.
+func (cp *ClusterPeers) ownership() ownership {
+	return ownership{view: cp.mem.View(), r: cp.r, me: cp.self}
+}
+
+// current returns the clients of the current View, rebuilding them when the
+// View changed since the last call.
+func (cp *ClusterPeers) current() map[string]*memberClients {
+	v := cp.mem.View()
+	cp.mu.Lock()
+	if v == cp.view && cp.members != nil {
+		m := cp.members
+		cp.mu.Unlock()
+		return m
+	}
+	old := cp.members
+	next := make(map[string]*memberClients)
+	self := ownership{view: v, me: cp.self}.self()
+	for _, m := range v.Alive(roleName) {
+		u := m.URL(roleName)
+		if m.ID == self || u == "" {
+			continue
+		}
+		if mc := old[m.ID]; mc != nil && mc.url == u {
+			next[m.ID] = mc
+			continue
+		}
+		next[m.ID] = cp.newMember(m.ID, u)
+	}
+	cp.view, cp.members = v, next
+	cp.mu.Unlock()
+	cp.retire(old, next)
+	return next
+}
+
+// newMember builds a member's clients. Callers hold mu.
+func (cp *ClusterPeers) newMember(id, url string) *memberClients {
+	lookup := client.Options{BaseURL: url, Token: cp.token, Timeout: cp.opt.Deadline, Retries: -1,
+		Breaker: cp.breaker, Metrics: cp.metrics.Set(), Role: roleName}
+	if lookup.Timeout <= 0 {
+		lookup.Timeout = hedge.DefaultDeadline
+	}
+	write := client.Options{BaseURL: url, Token: cp.token, Timeout: forwardTimeout, Retries: -1, Role: roleName,
+		Breaker: client.BreakerOptions{FailureStatus: func(s int) bool { return s >= 500 && s != http.StatusServiceUnavailable }}}
+	// The write client's metrics stay private: its breaker would otherwise
+	// share the ron_breaker_state series of the lookup client's target.
+	return &memberClients{id: id, url: url, lookup: client.New(lookup), write: client.New(write)}
+}
+
+// retire closes the clients of old that next does not keep and removes the
+// metric series of targets no kept client uses.
+func (cp *ClusterPeers) retire(old, next map[string]*memberClients) {
+	kept := map[string]bool{}
+	for _, mc := range next {
+		kept[mc.lookup.Target()] = true
+	}
+	for id, mc := range old {
+		if next[id] == mc {
+			continue
+		}
+		mc.lookup.Close()
+		mc.write.Close()
+		if t := mc.lookup.Target(); !kept[t] {
+			forgetTarget(cp.metrics, t)
+		}
+	}
+}
+
+// forgetTarget unregisters the per-target series of a retired peer:
+// ron_breaker_state, ron_breaker_open_total and
+// ron_index_peer_requests_total.
+func forgetTarget(m *runtime.Metrics, target string) {
+	set := m.Set()
+	for _, s := range []string{client.StateClosed, client.StateHalfOpen, client.StateOpen} {
+		set.UnregisterMetric(fmt.Sprintf(`ron_breaker_state{role=%q,target=%q,state=%q}`, roleName, target, s))
+	}
+	set.UnregisterMetric(fmt.Sprintf(`ron_breaker_open_total{role=%q,target=%q}`, roleName, target))
+	for _, res := range []string{"ok", "not_found", "error", "canceled", "skipped"} {
+		set.UnregisterMetric(runtime.MetricName("index_peer_requests_total", "role", roleName, "target", target,
+			"result", res))
+	}
+}
+
+// Len returns how many peers have clients (alive index members but this
+// node).
+func (cp *ClusterPeers) Len() int { return len(cp.current()) }
+
+// OpenCount returns how many peers' lookup breakers are open.
+func (cp *ClusterPeers) OpenCount() int {
+	n := 0
+	for _, mc := range cp.current() {
+		if mc.lookup.BreakerState() == client.StateOpen {
+			n++
+		}
+	}
+	return n
+}
+
+// lookupClients returns the lookup clients of key's candidates, in order.
+func (cp *ClusterPeers) lookupClients(key []byte) []*client.Client {
+	ms := cp.current()
+	var out []*client.Client
+	for _, m := range cp.ownership().candidates(key) {
+		if mc := ms[m.ID]; mc != nil {
+			out = append(out, mc.lookup)
+		}
+	}
+	return out
+}
+
+// Name implements PeerSource over the cluster candidates of the name. When
+// no other index member is alive nobody else can know the name:
+// hedge.ErrNotFound.
+func (cp *ClusterPeers) Name(ctx context.Context, key string) (NameRecord, error) {
+	name, err := nameOfKey(key)
+	if err != nil {
+		return NameRecord{}, err
+	}
+	peers := cp.lookupClients(nameKey(name))
+	if len(peers) == 0 {
+		return NameRecord{}, hedge.ErrNotFound
+	}
+	opt, _ := cp.options()
+	return lookupName(ctx, key, peers, opt)
+}
+
+// Providers implements PeerSource over the cluster candidates of id (see
+// Name for the case of no candidates).
+func (cp *ClusterPeers) Providers(ctx context.Context, id store.ID) (ProviderList, error) {
+	peers := cp.lookupClients(objectKey(id))
+	if len(peers) == 0 {
+		return ProviderList{}, hedge.ErrNotFound
+	}
+	opt, _ := cp.options()
+	return lookupProviders(ctx, id, peers, opt)
+}
+
+// History asks the candidates of name for its kept versions with
+// GET /names/{name}/versions?local=1 legs; the first answer listing a
+// version wins. No candidates is hedge.ErrNotFound.
+func (cp *ClusterPeers) History(ctx context.Context, name string) (NameHistory, error) {
+	peers := cp.lookupClients(nameKey(name))
+	if len(peers) == 0 {
+		return NameHistory{}, hedge.ErrNotFound
+	}
+	check := func(h NameHistory) error {
+		if h.Name != name {
+			return fmt.Errorf("answer for name %q, asked %q", h.Name, name)
+		}
+		return nil
+	}
+	legs := make([]hedge.Peer[NameHistory], len(peers))
+	for i, c := range peers {
+		legs[i] = &hedge.HTTPPeer[NameHistory]{Client: c, Path: "/names/" + name + "/versions",
+			Op: "GET /names/{name}/versions", Check: check}
+	}
+	opt, _ := cp.options()
+	h, _, err := hedge.Lookup(ctx, legs, func(h NameHistory) bool { return len(h.Versions) > 0 }, opt)
+	return h, err
+}
+
+// writeClient returns the write client of member id.
+func (cp *ClusterPeers) writeClient(id string) (*client.Client, error) {
+	if mc := cp.current()[id]; mc != nil {
+		return mc.write, nil
+	}
+	return nil, httpx.NewError(http.StatusServiceUnavailable, httpx.CodeUpstreamUnavailable,
+		"index member %s is not reachable", id)
+}
+
+// post sends a JSON body to member id (a /replica/* call, never retried)
+// and drains the answer. Any non-2xx answer is an error.
+func (cp *ClusterPeers) post(ctx context.Context, id, path string, body []byte) error {
+	c, err := cp.writeClient(id)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, replicaTimeout)
+	defer cancel()
+	resp, err := c.Do(ctx, &client.Request{Method: http.MethodPost, Path: path, Body: bytes.NewReader(body),
+		Header: http.Header{"Content-Type": {"application/json"}}, Retry: client.RetryNever, Op: "POST " + path})
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, hedge.MaxAnswer))
+	return resp.Body.Close()
+}

@@ -1,0 +1,132 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/index/indexdb"
+)
+
+// clusterAnnounce applies a provider batch in cluster mode (spec/cluster.md
+// §6): the whole batch is validated, then each record goes to its owners:
+// this node stores the records it owns, and every other owner gets its
+// records in one POST /replica/providers (never forwarded again). The
+// answer is as POST /providers when every record is on at least W_idx
+// owners, else 503 upstream_unavailable with details.failed (the failing
+// records' positions) and details.required; callers resend the batch.
+func (h *Handlers) clusterAnnounce(ctx context.Context, recs []indexdb.Announcement) (announceReply, error) {
+	if err := checkWholeSeconds(recs); err != nil {
+		return announceReply{}, err
+	}
+	if err := h.db.ValidateAnnounce(recs); err != nil {
+		return announceReply{}, announceError(err, false)
+	}
+	own := h.cl.ownership()
+	need := own.wIdx()
+	groups := groupByOwner(own, recs)
+	copies := make([]int, len(recs))
+	if idx := groups[own.self()]; len(idx) > 0 {
+		if _, err := h.applyBatch(ctx, pick(recs, idx)); err == nil {
+			count(copies, idx)
+		}
+		delete(groups, own.self())
+	}
+	h.replicateProviders(ctx, groups, recs, copies)
+	for _, a := range recs {
+		if c := h.settings().Cache; c != nil {
+			c.InvalidateObject(a.ID.String())
+		}
+	}
+	var failed []int
+	for i, n := range copies {
+		if n < need {
+			failed = append(failed, i)
+		}
+	}
+	h.cl.ownerWrites(ownerProvider, resultOK, len(recs)-len(failed))
+	h.cl.ownerWrites(ownerProvider, resultFailed, len(failed))
+	if len(failed) > 0 {
+		return announceReply{}, httpx.NewError(http.StatusServiceUnavailable, httpx.CodeUpstreamUnavailable,
+			"%d of %d provider records reached fewer than %d index owners", len(failed), len(recs), need).
+			WithDetails(map[string]any{"failed": failed, "required": need})
+	}
+	return tally(recs), nil
+}
+
+// groupByOwner maps each owner's node id to the positions of the records
+// it owns.
+func groupByOwner(own ownership, recs []indexdb.Announcement) map[string][]int {
+	groups := map[string][]int{}
+	for i, a := range recs {
+		for _, m := range own.owners(objectKey(a.ID)) {
+			groups[m.ID] = append(groups[m.ID], i)
+		}
+	}
+	return groups
+}
+
+// replicateProviders sends every owner its records (POST
+// /replica/providers, concurrently, each under replicaTimeout even if the
+// client went away) and counts the stored copies in copies.
+func (h *Handlers) replicateProviders(ctx context.Context, groups map[string][]int, recs []indexdb.Announcement, copies []int) {
+	if len(groups) == 0 {
+		return
+	}
+	ids := make([]string, 0, len(groups))
+	bodies := make([][]byte, 0, len(groups))
+	for id, idx := range groups {
+		ids = append(ids, id)
+		bodies = append(bodies, encodeAnnounce(pick(recs, idx)))
+	}
+	for i, ok := range h.cl.fanOut(context.WithoutCancel(ctx), ids, pathReplicaProviders, bodies) {
+		if ok {
+			count(copies, groups[ids[i]])
+		}
+	}
+}
+
+// encodeAnnounce is the POST /providers body of recs, every ttl_s
+// explicit (so the receiver's default TTL plays no part).
+func encodeAnnounce(recs []indexdb.Announcement) []byte {
+	in := struct {
+		Records []announceJSON `json:"records"`
+	}{Records: make([]announceJSON, 0, len(recs))}
+	for _, a := range recs {
+		in.Records = append(in.Records, announceJSON{B3: a.ID.String(), Node: a.Node, Addr: a.Addr,
+			TTLS: int64(a.TTL / time.Second), Region: a.Region, Type: a.Type})
+	}
+	b, _ := json.Marshal(in) // strings and integers only: cannot fail
+	return b
+}
+
+// pick returns recs at positions idx.
+func pick[T any](recs []T, idx []int) []T {
+	out := make([]T, len(idx))
+	for i, j := range idx {
+		out[i] = recs[j]
+	}
+	return out
+}
+
+// count adds one copy to each position of idx.
+func count(copies []int, idx []int) {
+	for _, i := range idx {
+		copies[i]++
+	}
+}
+
+// tally counts a batch's records: accepted (TTL > 0) and withdrawn.
+func tally(recs []indexdb.Announcement) announceReply {
+	var r announceReply
+	for _, a := range recs {
+		if a.TTL == 0 {
+			r.Withdrawn++
+		} else {
+			r.Accepted++
+		}
+	}
+	return r
+}

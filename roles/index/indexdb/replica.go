@@ -1,0 +1,297 @@
+package indexdb
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ronhq/ron/store"
+	"github.com/ronhq/ron/store/kv"
+)
+
+// MaxReplicaBatch is the most name records one ApplyReplica call (one
+// POST /replica/names, cluster.md §6) carries.
+const MaxReplicaBatch = 1000
+
+// Supersedes reports whether a replaces b as the record of one name and
+// version slot (cluster.md §6): a higher version wins; at equal versions
+// the later UpdatedAt wins, then the greater target, a tombstone (no
+// target) being the smallest. It is a strict total order on records of one
+// name, so owners that apply the same records in any order keep the same
+// one. Equal records supersede neither way.
+func Supersedes(a, b Record) bool {
+	if a.Version != b.Version {
+		return a.Version > b.Version
+	}
+	if !a.UpdatedAt.Equal(b.UpdatedAt) {
+		return a.UpdatedAt.After(b.UpdatedAt)
+	}
+	return compareTarget(a, b) > 0
+}
+
+// compareTarget orders the targets of two records, tombstones first.
+func compareTarget(a, b Record) int {
+	switch {
+	case a.Deleted && b.Deleted:
+		return 0
+	case a.Deleted:
+		return -1
+	case b.Deleted:
+		return 1
+	}
+	return bytes.Compare(a.Target[:], b.Target[:])
+}
+
+// CheckReplica validates a replica batch: 1–MaxReplicaBatch records, each
+// with a valid name, a version ≥ 1 and an updated_at; a tombstone carries
+// no target. Errors are *InvalidError naming the record and field.
+func CheckReplica(recs []Record) error {
+	if len(recs) == 0 || len(recs) > MaxReplicaBatch {
+		return &InvalidError{Index: -1, Field: "records",
+			Msg: fmt.Sprintf("want 1–%d records, got %d", MaxReplicaBatch, len(recs))}
+	}
+	for i, r := range recs {
+		field, msg := checkReplicaRecord(r)
+		if field != "" {
+			return &InvalidError{Index: i, Field: field, Msg: msg}
+		}
+	}
+	return nil
+}
+
+// checkReplicaRecord returns the first bad field of r and why.
+func checkReplicaRecord(r Record) (field, msg string) {
+	if _, err := ParseName(r.Name); err != nil {
+		return "name", trimInvalid(err)
+	}
+	switch {
+	case r.Version == 0:
+		return "version", "must be at least 1"
+	case r.UpdatedAt.IsZero():
+		return "updated_at", "missing"
+	case r.Deleted && r.Target != (store.ID{}):
+		return "b3", "a tombstone has no target"
+	}
+	return "", ""
+}
+
+// trimInvalid drops the ErrInvalid prefix of a validation message.
+func trimInvalid(err error) string {
+	p := ErrInvalid.Error() + ": "
+	if s := err.Error(); len(s) > len(p) && s[:len(p)] == p {
+		return s[len(p):]
+	}
+	return err.Error()
+}
+
+// ApplyReplica applies name records sent by another owner (cluster.md §6)
+// in one transaction, after CheckReplica. Each record is added to its
+// name's history unless the history already holds a record at its version
+// that it does not supersede (the history is then trimmed to
+// Limits().HistoryLen versions), and becomes the current record when it
+// supersedes the current one (or there is none). Applying a record that
+// changes nothing writes nothing. It returns how many records became
+// current. Times are kept at millisecond precision.
+func (db *DB) ApplyReplica(ctx context.Context, recs []Record) (int, error) {
+	if err := CheckReplica(recs); err != nil {
+		return 0, err
+	}
+	keep := db.Limits().HistoryLen
+	current := 0
+	err := db.kv.Update(ctx, func(tx kv.Tx) error {
+		current = 0
+		for _, r := range recs {
+			r.UpdatedAt = r.UpdatedAt.UTC().Truncate(time.Millisecond)
+			became, err := applyReplica(tx, r, keep)
+			if err != nil {
+				return err
+			}
+			if became {
+				current++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return current, nil
+}
+
+// applyReplica applies one record inside tx and reports whether it became
+// current.
+func applyReplica(tx kv.Tx, r Record, keep int) (bool, error) {
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return false, err
+	}
+	if err := putHistory(tx, r, raw, keep); err != nil {
+		return false, err
+	}
+	cur, err := currentRecord(tx, r.Name)
+	if err != nil {
+		return false, err
+	}
+	if cur != nil && !Supersedes(r, *cur) {
+		return false, nil
+	}
+	return true, tx.Bucket(bucketNames).Put([]byte(r.Name), raw)
+}
+
+// putHistory stores r (encoded as raw) at its version unless a record there
+// is not superseded by it, then trims the name's history to keep.
+func putHistory(tx kv.Tx, r Record, raw []byte, keep int) error {
+	b := tx.Bucket(bucketNameVersions)
+	key := versionKey(r.Name, r.Version)
+	if old := b.Get(key); old != nil {
+		var have Record
+		if err := json.Unmarshal(old, &have); err != nil {
+			return fmt.Errorf("indexdb: decode %s@%d: %w", r.Name, r.Version, err)
+		}
+		if !Supersedes(r, have) {
+			return nil
+		}
+	}
+	if err := b.Put(key, raw); err != nil {
+		return err
+	}
+	return trimHistory(b, r.Name, keep)
+}
+
+// ScanNames returns the current records (tombstones included) of the names
+// sorted after after ("" = from the first), in name order, at most limit.
+func (db *DB) ScanNames(ctx context.Context, after string, limit int) ([]Record, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	var out []Record
+	err := db.kv.View(ctx, func(tx kv.Tx) error {
+		out = out[:0]
+		c := tx.Bucket(bucketNames).Cursor()
+		k, v := c.Seek([]byte(after))
+		if k != nil && string(k) == after {
+			k, v = c.Next()
+		}
+		for ; k != nil && len(out) < limit; k, v = c.Next() {
+			var rec Record
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("indexdb: decode %s: %w", k, err)
+			}
+			out = append(out, rec)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// DropName removes name's current record and its whole history, in one
+// transaction, if the current record still equals rec (a node that no
+// longer owns a name drops its copy once the owners hold it, cluster.md
+// §6). It reports whether it dropped; a record changed meanwhile is kept.
+func (db *DB) DropName(ctx context.Context, rec Record) (bool, error) {
+	dropped := false
+	err := db.kv.Update(ctx, func(tx kv.Tx) error {
+		dropped = false
+		cur, err := currentRecord(tx, rec.Name)
+		if err != nil || cur == nil || !sameRecord(*cur, rec) {
+			return err
+		}
+		if err := tx.Bucket(bucketNames).Delete([]byte(rec.Name)); err != nil {
+			return err
+		}
+		if err := trimHistory(tx.Bucket(bucketNameVersions), rec.Name, 0); err != nil {
+			return err
+		}
+		dropped = true
+		return nil
+	})
+	return dropped, err
+}
+
+// sameRecord reports whether a and b are the same version with the same
+// content.
+func sameRecord(a, b Record) bool {
+	return !Supersedes(a, b) && !Supersedes(b, a) && a.Name == b.Name
+}
+
+// replicaRecordJSON is one record of POST /replica/names:
+// {name, version, b3|null, deleted, updated_at}.
+type replicaRecordJSON struct {
+	Name      *string `json:"name"`
+	Version   *uint64 `json:"version"`
+	B3        *string `json:"b3"`
+	Deleted   bool    `json:"deleted"`
+	UpdatedAt *string `json:"updated_at"`
+}
+
+// EncodeReplicaNames is the POST /replica/names body for recs:
+// {"records":[{"name","b3","version","updated_at","deleted"}]} with b3
+// null on tombstones.
+func EncodeReplicaNames(recs []Record) ([]byte, error) {
+	return json.Marshal(struct {
+		Records []Record `json:"records"`
+	}{recs})
+}
+
+// DecodeReplicaNames decodes a POST /replica/names body strictly (unknown
+// fields and trailing data are errors) and checks it with CheckReplica. A
+// live record needs a b3; a tombstone's b3 is null or absent. Errors are
+// *InvalidError (Index -1 for the envelope).
+func DecodeReplicaNames(body []byte) ([]Record, error) {
+	var env struct {
+		Records []json.RawMessage `json:"records"`
+	}
+	if err := decodeStrict(body, &env); err != nil {
+		return nil, &InvalidError{Index: -1, Field: fieldOf(err, "records"), Msg: err.Error()}
+	}
+	out := make([]Record, 0, len(env.Records))
+	for i, raw := range env.Records {
+		r, field, err := decodeReplicaRecord(raw)
+		if err != nil {
+			return nil, &InvalidError{Index: i, Field: field, Msg: err.Error()}
+		}
+		out = append(out, r)
+	}
+	return out, CheckReplica(out)
+}
+
+// decodeReplicaRecord decodes one replica record; on error it names the
+// field.
+func decodeReplicaRecord(raw []byte) (Record, string, error) {
+	var w replicaRecordJSON
+	if err := decodeStrict(raw, &w); err != nil {
+		return Record{}, fieldOf(err, ""), err
+	}
+	switch {
+	case w.Name == nil:
+		return Record{}, "name", errors.New("missing")
+	case w.Version == nil:
+		return Record{}, "version", errors.New("missing")
+	case w.UpdatedAt == nil:
+		return Record{}, "updated_at", errors.New("missing")
+	}
+	t, err := time.Parse(time.RFC3339Nano, *w.UpdatedAt)
+	if err != nil {
+		return Record{}, "updated_at", errors.New("want an RFC 3339 time")
+	}
+	r := Record{Name: *w.Name, Version: *w.Version, Deleted: w.Deleted, UpdatedAt: t.UTC().Truncate(time.Millisecond)}
+	switch {
+	case w.Deleted && w.B3 != nil:
+		return Record{}, "b3", errors.New("a tombstone has no target")
+	case !w.Deleted && w.B3 == nil:
+		return Record{}, "b3", errors.New("missing")
+	case !w.Deleted:
+		if r.Target, err = store.ParseID(*w.B3); err != nil {
+			return Record{}, "b3", err
+		}
+	}
+	return r, "", nil
+}
+
+// ValidateAnnounce checks a provider batch exactly as Announce does (size,
+// every record) without applying it: a cluster node validates a whole
+// batch before it sends parts of it to the owners (cluster.md §6).
+func (db *DB) ValidateAnnounce(recs []Announcement) error { return db.validateBatch(recs) }

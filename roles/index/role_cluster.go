@@ -1,0 +1,77 @@
+package index
+
+import (
+	"context"
+
+	"github.com/ronhq/ron/runtime/cluster"
+)
+
+// taskAntiEntropy is the anti-entropy worker's name (spec/cluster.md §6).
+const taskAntiEntropy = "index_antientropy"
+
+// clusterConfig is Options.ClusterConfig with zero index keys defaulted.
+func (r *Role) clusterConfig() cluster.Config {
+	cc, def := r.opt.ClusterConfig, cluster.DefaultConfig()
+	if cc.IndexReplicas <= 0 {
+		cc.IndexReplicas = def.IndexReplicas
+	}
+	if cc.IndexSyncInterval <= 0 {
+		cc.IndexSyncInterval = def.IndexSyncInterval
+	}
+	return cc
+}
+
+// enableCluster builds the cluster peers from cfg's lookup and breaker keys
+// and switches the handlers to cluster mode (before they are mounted).
+func (r *Role) enableCluster(cfg Config) {
+	ps, _ := newPeerSetup(cfg, "", r.opt.Metrics)
+	bo := ps.bo
+	bo.OnStateChange = r.breakerMoved
+	r.cpeers = NewClusterPeers(ClusterPeerOptions{Membership: r.opt.Cluster, Self: r.opt.NodeID,
+		Replicas: r.clusterConfig().IndexReplicas, Lookup: ps.hedge, Breaker: bo, Token: r.opt.NodeToken,
+		Metrics: r.opt.Metrics})
+	r.h.enableCluster(newClusterNode(r.cpeers, r.opt.Metrics))
+}
+
+// reconfigureCluster is rebuildPeers in cluster mode: index.peers is
+// ignored; new lookup or breaker keys rebuild the member clients. Callers
+// hold applyMu.
+func (r *Role) reconfigureCluster(cfg Config) {
+	ps, _ := newPeerSetup(cfg, "", r.opt.Metrics)
+	if !r.built || !ps.equal(r.setup) {
+		bo := ps.bo
+		bo.OnStateChange = r.breakerMoved
+		r.cpeers.Reconfigure(ps.hedge, bo)
+		r.setup, r.built = ps, true
+	}
+	s := r.settings(cfg, nil)
+	s.Peers = r.cpeers
+	r.h.Reconfigure(s)
+}
+
+// antiEntropyTask is the worker index_antientropy.
+func (r *Role) antiEntropyTask() func(context.Context) error {
+	ae := antiEntropy{interval: r.clusterConfig().IndexSyncInterval, settle: antiEntropySettle,
+		mem: r.opt.Cluster, pass: r.antiEntropyPass}
+	return ae.run
+}
+
+// antiEntropyPass runs one pass and logs its outcome.
+func (r *Role) antiEntropyPass(ctx context.Context) {
+	pushed, dropped, err := r.h.antiEntropyPass(ctx)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		r.log.Warn().Err(err).Int("pushed", pushed).Msg("index anti-entropy pass failed; the next pass retries")
+	case pushed > 0 || dropped > 0:
+		r.log.Debug().Int("pushed", pushed).Int("dropped", dropped).Msg("index anti-entropy pass")
+	}
+}
+
+// clusterDetails is the "cluster" object of the role's status details.
+func (r *Role) clusterDetails() map[string]any {
+	own := r.h.cl.ownership()
+	return map[string]any{
+		"node_id": own.self(), "index_members": len(own.view.WithRole(roleName)),
+		"index_alive": len(own.alive()), "replicas": own.r, "r_eff": own.rEff(), "w_idx": own.wIdx(),
+	}
+}
