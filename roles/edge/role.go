@@ -26,6 +26,7 @@ import (
 	"github.com/ronhq/ron/roles/edge/packs"
 	"github.com/ronhq/ron/roles/edge/tiles"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/cluster"
 )
 
 // Options are what the composition root passes to New.
@@ -40,6 +41,14 @@ type Options struct {
 	Version string
 	Ops     func(e *echo.Echo) // mounts /healthz /readyz /metrics /version; nil = none
 	Local   Locals             // the roles co-located in this process
+	// Cluster is the membership table in cluster mode (nil = cluster off).
+	// With no co-located index and no index_url, providers then come from
+	// an alive index member, falling back to the next on failure.
+	Cluster cluster.Membership
+	// Zone is this node's cluster.zone: index members in it are asked
+	// first, and provider lookups ask for providers in it first (region;
+	// "" = the index's own zone).
+	Zone string
 }
 
 // Role is the edge role. Build it with New; the runtime manager drives
@@ -125,6 +134,9 @@ func (r *Role) Start(ctx context.Context) error {
 	r.queue.Start(r.tasks, cfg.FillWorkers)
 	r.tasks.Go("pack_watch", r.watchPacks)
 	r.tasks.Go("reconcile", r.reconcile)
+	if r.src.members != nil {
+		r.tasks.Go("members-index-client", r.src.members.Run)
+	}
 	r.started.Store(true)
 	r.log.Info().Str("listen", r.Addr()).Int("packs", len(r.packs.List())).Strs("sources", r.src.describe).
 		Bool("memory_cache", r.cache.Memory()).Msg("edge listening")

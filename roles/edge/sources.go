@@ -11,8 +11,10 @@ import (
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/httpx/inproc"
+	"github.com/ronhq/ron/roles/clusterindex"
 	"github.com/ronhq/ron/roles/edge/objects"
 	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/store"
 )
 
@@ -59,8 +61,10 @@ type sources struct {
 	storageURL     func() string
 	maxProviders   func() int
 
+	region                       string // the providers lookup's region: the node's zone ("" = the index's)
 	transport, providerTransport *http.Transport
-	httpIndex                    *index.HTTPClient // closed at stop; nil when in-process or none
+	httpIndex                    *index.HTTPClient     // closed at stop; nil when in-process or none
+	members                      *clusterindex.Members // the index members' clients; nil unless they serve
 	describe                     []string
 }
 
@@ -71,13 +75,16 @@ type sourceOptions struct {
 	token        func() string // bearer of HTTP sources ("" = none)
 	maxProviders func() int
 	opt          client.Options // index client defaults: metrics, role
+	cluster      cluster.Membership
+	zone         string
+	memberToken  func() string // bearer of member calls: minted from the root key
 }
 
 // newSources builds the sources of cfg: the in-process storage, else
 // storage_url; the co-located index, else index_url, for providers.
 func newSources(so sourceOptions) *sources {
 	s := &sources{transport: newTransport(), providerTransport: providerTransport(), maxProviders: so.maxProviders,
-		storageURL: func() string { return so.cfg.StorageURL }}
+		storageURL: func() string { return so.cfg.StorageURL }, region: so.zone}
 	s.providerClient = &http.Client{Transport: s.providerTransport, CheckRedirect: noRedirects}
 	switch {
 	case so.local.Storage != nil:
@@ -101,20 +108,32 @@ func newSources(so sourceOptions) *sources {
 	return s
 }
 
-// buildIndex picks the index of the providers lookup.
+// buildIndex picks the index of the providers lookup: the co-located one,
+// else index_url, else (in a cluster) the alive index members. In a
+// cluster the HTTP ones order providers alive first (clusterindex.Wrap;
+// the co-located client comes wrapped).
 func (s *sources) buildIndex(so sourceOptions) {
+	opt := so.opt
+	opt.HTTP, opt.Timeout = &http.Client{Transport: s.transport}, so.cfg.FillTimeout
 	switch {
 	case so.local.IndexClient != nil:
 		s.index = so.local.IndexClient()
 		s.describe = append(s.describe, "index (in-process)")
 	case so.cfg.IndexURL != "":
-		opt := so.opt
-		opt.HTTP, opt.Timeout = &http.Client{Transport: s.transport}, so.cfg.FillTimeout
-		tok := so.token
-		s.httpIndex = index.NewHTTPClient(so.cfg.IndexURL, func(context.Context) (string, error) { return tok(), nil }, opt)
-		s.index = s.httpIndex
+		s.httpIndex = index.NewHTTPClient(so.cfg.IndexURL, bearerOf(so.token), opt)
+		s.index = clusterindex.Wrap(s.httpIndex, so.cluster)
 		s.describe = append(s.describe, "index (http)")
+	case so.cluster != nil:
+		s.members = clusterindex.NewMembers(clusterindex.MembersOptions{Membership: so.cluster, Zone: so.zone,
+			Token: bearerOf(so.memberToken), Client: opt})
+		s.index = s.members
+		s.describe = append(s.describe, "index (cluster members)")
 	}
+}
+
+// bearerOf adapts a token function to the clients' Token.
+func bearerOf(tok func() string) func(context.Context) (string, error) {
+	return func(context.Context) (string, error) { return tok(), nil }
 }
 
 // providerURLs lists up to max_providers provider base URLs of id from the
@@ -122,7 +141,7 @@ func (s *sources) buildIndex(so sourceOptions) {
 // none (404) is an empty list.
 func (s *sources) providerURLs(ctx context.Context, id store.ID) ([]string, error) {
 	n := s.maxProviders()
-	list, err := s.index.Providers(ctx, id, "", min(n+1, 64))
+	list, err := s.index.Providers(ctx, id, s.region, min(n+1, 64))
 	if err != nil {
 		var he *httpx.Error
 		if errors.As(err, &he) && he.Status == http.StatusNotFound {

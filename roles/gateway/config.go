@@ -139,13 +139,25 @@ func (c Config) Validate() error {
 // upstream or an index, and a URL key must not be set for a role that runs
 // in the same process. colocated reports whether a role is enabled here.
 func (c Config) CheckUpstreams(colocated func(role string) bool) error {
+	if err := c.CheckClusterUpstreams(colocated); err != nil {
+		return err
+	}
+	if !colocated("storage") && c.StorageURL == "" && !colocated("index") && c.IndexURL == "" {
+		return keyError("storage_url", "the gateway needs a storage upstream or an index: enable storage or index, or set storage_url or index_url")
+	}
+	return nil
+}
+
+// CheckClusterUpstreams is CheckUpstreams in cluster mode (cluster.md §7,
+// gateway.md §2): a URL key must not be set for a co-located role, but
+// the gateway needs neither storage nor an index of its own, since alive
+// members running them serve every upstream that is neither co-located
+// nor configured.
+func (c Config) CheckClusterUpstreams(colocated func(role string) bool) error {
 	for _, u := range c.upstreamURLs() {
 		if u.url != "" && colocated(u.role) {
 			return keyError(u.role+"_url", "must be empty while the %s role runs in this process (one source of truth)", u.role)
 		}
-	}
-	if !colocated("storage") && c.StorageURL == "" && !colocated("index") && c.IndexURL == "" {
-		return keyError("storage_url", "the gateway needs a storage upstream or an index: enable storage or index, or set storage_url or index_url")
 	}
 	return nil
 }

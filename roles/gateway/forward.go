@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/clusterindex"
 	"github.com/ronhq/ron/roles/gateway/hygiene"
 	"github.com/ronhq/ron/roles/gateway/upstream"
 	"github.com/ronhq/ron/roles/index/indexdb"
@@ -17,9 +18,9 @@ import (
 )
 
 // errNoUpstream answers a route whose upstream is neither co-located nor
-// configured.
+// configured (nor, in a cluster, served by an alive member).
 func errNoUpstream(role string) error {
-	return httpx.NewError(http.StatusBadGateway, httpx.CodeUpstreamUnavailable, "no %s upstream is configured", role).
+	return httpx.NewError(http.StatusBadGateway, httpx.CodeUpstreamUnavailable, "no %s upstream is configured or alive", role).
 		WithDetails(map[string]any{"reason": "no_upstream", "upstream": role})
 }
 
@@ -166,21 +167,21 @@ func (r *Role) serveChunks(c echo.Context, cl *call) error {
 	if err != nil {
 		return err
 	}
-	return r.forward(c, cl, r.ups.storage, "/o/"+id.String()+"/chunks")
+	return r.forward(c, cl, r.ups.link("storage", id[:]), "/o/"+id.String()+"/chunks")
 }
 
 // serveObjectWrite passes POST /o and PUT /o/{b3} to storage, streaming the
 // (capped, paced) body; writes are never retried.
 func (r *Role) serveObjectWrite(c echo.Context, cl *call) error {
-	path := "/o"
+	path, key := "/o", []byte(nil) // POST: this gateway's own member order
 	if segs := rawSegments(c.Request()); len(segs) > 1 {
 		id, err := objectParam(segs[1])
 		if err != nil {
 			return err
 		}
-		path += "/" + id.String()
+		path, key = path+"/"+id.String(), id[:]
 	}
-	return r.forward(c, cl, r.ups.storage, path)
+	return r.forward(c, cl, r.ups.link("storage", key), path)
 }
 
 // serveResolve passes GET /resolve/{key} to the index after checking the
@@ -190,7 +191,7 @@ func (r *Role) serveResolve(c echo.Context, cl *call) error {
 	if err != nil || !validResolveKey(key) {
 		return httpx.NewError(http.StatusBadRequest, httpx.CodeBadRequest, "resolve key must be a b3 id, a name or name@version")
 	}
-	return r.forward(c, cl, r.ups.index, "/resolve/"+url.PathEscape(key))
+	return r.forward(c, cl, r.ups.link("index", clusterindex.ResolveKey(key)), "/resolve/"+url.PathEscape(key))
 }
 
 // validResolveKey reports whether key is a b3 id, a name or name@version.
@@ -230,7 +231,7 @@ func (r *Role) serveNameWrite(c echo.Context, cl *call) error {
 	if err != nil {
 		return err
 	}
-	return r.forward(c, cl, r.ups.index, "/names/"+url.PathEscape(name))
+	return r.forward(c, cl, r.ups.link("index", clusterindex.ResolveKey(name)), "/names/"+url.PathEscape(name))
 }
 
 // serveNameRead passes GET /names/{name}[@{version}][/versions].
@@ -244,7 +245,7 @@ func (r *Role) serveNameRead(c echo.Context, cl *call) error {
 	if len(segs) == 3 {
 		path += "/versions"
 	}
-	return r.forward(c, cl, r.ups.index, path)
+	return r.forward(c, cl, r.ups.link("index", clusterindex.ResolveKey(name)), path)
 }
 
 // serveRegistry passes GET /registry/head and /registry/{version}.
@@ -255,14 +256,15 @@ func (r *Role) serveRegistry(c echo.Context, cl *call) error {
 			return httpx.NewError(http.StatusBadRequest, httpx.CodeBadRequest, "registry version must be a decimal u64")
 		}
 	}
-	return r.forward(c, cl, r.ups.registry, "/registry/"+seg)
+	return r.forward(c, cl, r.ups.link("registry", nil), "/registry/"+seg)
 }
 
 // serveRegistryStream relays the registry's event stream: the scheduler
 // slot is given back once the upstream's headers arrive, the stream has no
 // deadline, and it ends when the client leaves or shutdown begins.
 func (r *Role) serveRegistryStream(c echo.Context, cl *call) error {
-	if r.ups.registry == nil {
+	link := r.ups.link("registry", nil)
+	if link == nil {
 		return errNoUpstream("registry")
 	}
 	ctx, cancel := context.WithCancel(c.Request().Context())
@@ -270,7 +272,7 @@ func (r *Role) serveRegistryStream(c echo.Context, cl *call) error {
 	stop := context.AfterFunc(r.drainCtx, cancel)
 	defer stop()
 	c.SetRequest(c.Request().WithContext(ctx))
-	served, _, err := r.pass(c.Response(), c.Request(), cl, r.ups.registry, "/registry/stream", passing{stream: true,
+	served, _, err := r.pass(c.Response(), c.Request(), cl, link, "/registry/stream", passing{stream: true,
 		onHead: func() {
 			cl.release()
 			r.met.streams.Inc()
@@ -285,5 +287,5 @@ func (r *Role) serveEdge(c echo.Context, cl *call) error {
 	if err != nil {
 		return err
 	}
-	return r.forward(c, cl, r.ups.edge, path)
+	return r.forward(c, cl, r.ups.link("edge", []byte(path)), path)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/gateway/upstream"
 	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/store"
 )
@@ -46,18 +47,19 @@ func (r *Role) serveID(w http.ResponseWriter, req *http.Request, cl *call, id st
 		return nil
 	}
 	var storageErr error // storage's failure, answered when no provider can help
-	if r.ups.storage != nil {
+	link, tried := r.ups.linkURL("storage", id[:])
+	if link != nil {
 		var keep func(int) bool // storage's answer, unless the providers may have the object
 		if r.ups.indexClient != nil {
 			keep = notProviderStatus
 		}
-		served, status, err := r.pass(w, req, cl, r.ups.storage, objectPath(id), passing{set: set, keep: keep})
+		served, status, err := r.pass(w, req, cl, link, objectPath(id), passing{set: set, keep: keep})
 		if served || !r.tryProviders(status, err) {
 			return r.passed(w, req, cl, served, err)
 		}
 		storageErr = storageFailure(status, err)
 	}
-	urls, err := r.providers(req.Context(), cl, id)
+	urls, err := r.providers(req.Context(), cl, id, tried)
 	if err != nil {
 		if storageErr != nil && httpx.AsError(err).Status == http.StatusNotFound {
 			return storageErr // storage failed and nobody else has it: not a 404
@@ -104,9 +106,10 @@ func storageMissed(status int) bool {
 	return status == http.StatusNotFound || status >= http.StatusInternalServerError
 }
 
-// providers lists the usable provider URLs of id: 404 when the index knows
-// none (or none is usable), the index's error when it fails.
-func (r *Role) providers(ctx context.Context, cl *call, id store.ID) ([]string, error) {
+// providers lists the usable provider URLs of id, without tried (the
+// storage URL already asked): 404 when the index knows none (or none is
+// usable), the index's error when it fails.
+func (r *Role) providers(ctx context.Context, cl *call, id store.ID, tried string) ([]string, error) {
 	if r.ups.indexClient == nil {
 		return nil, httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "object not found")
 	}
@@ -116,7 +119,7 @@ func (r *Role) providers(ctx context.Context, cl *call, id store.ID) ([]string, 
 	if err != nil {
 		return nil, err
 	}
-	urls := r.fetch.Filter(providerURLs(list), r.ups.storageURL())
+	urls := r.fetch.Filter(providerURLs(list), tried)
 	if len(urls) == 0 {
 		return nil, httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "object not found: no usable provider")
 	}
@@ -211,13 +214,14 @@ func (o objectSource) ReadAll(ctx context.Context, id store.ID, max int64) ([]by
 	if err != nil {
 		return nil, err
 	}
-	if o.r.ups.storage != nil {
-		b, err := o.r.readStorage(ctx, cl, id, max)
+	link, tried := o.r.ups.linkURL("storage", id[:])
+	if link != nil {
+		b, err := o.r.readStorage(ctx, cl, link, id, max)
 		if err == nil || !o.r.tryProviders(0, err) {
 			return b, err
 		}
 	}
-	urls, err := o.r.providers(ctx, cl, id)
+	urls, err := o.r.providers(ctx, cl, id, tried)
 	if err != nil {
 		return nil, err
 	}
@@ -236,14 +240,14 @@ func (o objectSource) Serve(w http.ResponseWriter, req *http.Request, id store.I
 	return o.r.serveID(w, req, cl, id, set)
 }
 
-// readStorage reads id from storage, verifying its hash; more than max
-// bytes is an error.
-func (r *Role) readStorage(ctx context.Context, cl *call, id store.ID, max int64) ([]byte, error) {
+// readStorage reads id from storage through link, verifying its hash;
+// more than max bytes is an error.
+func (r *Role) readStorage(ctx context.Context, cl *call, link *upstream.Link, id store.ID, max int64) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "/o/"+id.String(), nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := r.send(req, cl, r.ups.storage, "/o/"+id.String())
+	resp, err := r.send(req, cl, link, "/o/"+id.String())
 	if err != nil {
 		return nil, err
 	}

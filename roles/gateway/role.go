@@ -1,9 +1,10 @@
 // Package gateway is the gateway role (spec/gateway.md): ron's public front
 // door. Every request passes the admission pipeline of §3 (pipeline.go)
 // before any upstream work; admitted requests are forwarded to storage,
-// index, edge or registry, in-process when the role is co-located and over
-// HTTP otherwise (upstreams.go), or answered from index providers (/o) and
-// site manifests (/n).
+// index, edge or registry, in-process when the role is co-located, over
+// HTTP to the configured URL otherwise (upstreams.go) and, in a cluster,
+// to alive members running the role (members.go), or answered from index
+// providers (/o) and site manifests (/n).
 package gateway
 
 import (
@@ -26,6 +27,7 @@ import (
 	"github.com/ronhq/ron/roles/gateway/tenant"
 	"github.com/ronhq/ron/roles/gateway/tenants"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/cluster"
 )
 
 // Options are what the composition root passes to New.
@@ -39,6 +41,11 @@ type Options struct {
 	Zone    string             // cluster.zone: providers in it are tried first
 	Ops     func(e *echo.Echo) // mounts /healthz /readyz /metrics /version; nil = none
 	Local   Locals             // the roles co-located in this process
+	// Cluster is the membership table in cluster mode (nil = cluster off).
+	// An upstream role that is neither co-located nor configured by URL is
+	// then served by the alive members running it, Zone first, one link
+	// and breaker per member, following membership changes.
+	Cluster cluster.Membership
 }
 
 // Role is the gateway role. Build it with New; the runtime manager drives
@@ -126,25 +133,43 @@ func (r *Role) Start(ctx context.Context) error {
 	return nil
 }
 
-// validate checks cfg on its own and against the co-located roles.
+// validate checks cfg on its own and against the co-located roles (in a
+// cluster, members may serve every upstream).
 func (r *Role) validate(cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if r.opt.Cluster != nil {
+		return cfg.CheckClusterUpstreams(r.opt.Local.colocated)
+	}
 	return cfg.CheckUpstreams(r.opt.Local.colocated)
 }
 
-// Run serves until ctx ends: the scheduler and the tenant follower (when
-// there is a registry) run as named tasks.
+// Run serves until ctx ends: the scheduler, the tenant follower (when
+// there is a registry) and, in a cluster, the member pools' owners run as
+// named tasks.
 func (r *Role) Run(ctx context.Context) error {
 	r.tasks.Go("scheduler", r.runScheduler)
+	if r.ups.cluster != nil {
+		r.ups.cluster.start(r.tasks)
+	}
 	if r.follower != nil {
-		r.tasks.Go("registry-watch", r.follower.Run)
+		r.tasks.Go("registry-watch", r.followRegistry)
 	}
 	if err := r.server.Run(ctx); err != nil {
 		return fmt.Errorf("gateway listener: %w", err)
 	}
 	return nil
+}
+
+// followRegistry runs the tenant follower; when registry members serve it,
+// only once a registry member is alive (a cluster without a registry
+// keeps the config table, silently).
+func (r *Role) followRegistry(ctx context.Context) error {
+	if ms := r.ups.cluster; ms != nil && ms.registry != nil && !ms.waitRegistry(ctx) {
+		return nil
+	}
+	return r.follower.Run(ctx)
 }
 
 // Drain (shutdown step 2): new requests and every queued one answer 503

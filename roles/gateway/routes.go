@@ -15,7 +15,9 @@ var (
 	getOnly     = []string{http.MethodGet}
 )
 
-// routes is the §1 table. Edge routes exist only with an edge upstream.
+// routes is the §1 table. Edge routes exist only with an edge upstream
+// (in a cluster without a co-located or configured edge: always, answered
+// by edge members, 502 no_upstream while there is none).
 func (r *Role) routes() []route {
 	rs := []route{
 		{methods: readMethods, path: "/o/:b3", scope: "storage:read", serve: r.serveObject},
@@ -32,7 +34,7 @@ func (r *Role) routes() []route {
 		{methods: getOnly, path: "/registry/:version", scope: "registry:read", serve: r.serveRegistry},
 		{methods: getOnly, path: "/registry/stream", scope: "registry:read", stream: true, serve: r.serveRegistryStream},
 	}
-	if r.ups.edge != nil {
+	if r.ups.has("edge") {
 		rs = append(rs,
 			route{methods: readMethods, path: "/edge", scope: "edge:read", serve: r.serveEdge},
 			route{methods: readMethods, path: "/edge/*", scope: "edge:read", serve: r.serveEdge})

@@ -8,6 +8,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/httpx/safedial"
+	"github.com/ronhq/ron/roles/clusterindex"
 	"github.com/ronhq/ron/roles/gateway/upstream"
 	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/roles/registry/api"
@@ -43,9 +44,11 @@ func (l Locals) colocated(role string) bool {
 
 // upstreams are the gateway's links to the four roles (nil: none) and the
 // typed clients its own logic uses (providers for /o, names for /n,
-// tenants from the registry).
+// tenants from the registry). In a cluster, the roles without a link are
+// served by members (cluster; nil when the cluster is off).
 type upstreams struct {
 	storage, index, edge, registry *upstream.Link
+	cluster                        *members
 
 	indexClient    index.Client
 	registryClient api.Client
@@ -87,7 +90,57 @@ func (r *Role) newUpstreams(cfg Config) (*upstreams, error) {
 		}
 	}
 	u.clients(loc, cfg, token)
+	if r.opt.Cluster != nil {
+		if cfg.IndexURL != "" {
+			u.indexClient = clusterindex.Wrap(u.indexClient, r.opt.Cluster) // the co-located one comes wrapped
+		}
+		u.cluster = r.newMembers(u, cfg)
+	}
 	return u, nil
+}
+
+// static returns role's co-located or configured link (nil: none).
+func (u *upstreams) static(role string) *upstream.Link {
+	switch role {
+	case "storage":
+		return u.storage
+	case "index":
+		return u.index
+	case "edge":
+		return u.edge
+	case "registry":
+		return u.registry
+	}
+	return nil
+}
+
+// link returns the link of a request to role: the co-located or configured
+// one, else a cluster member's (key ranks the members, nil: this
+// gateway's own order); nil when there is none.
+func (u *upstreams) link(role string, key []byte) *upstream.Link {
+	l, _ := u.linkURL(role, key)
+	return l
+}
+
+// linkURL is link plus the base URL the link reaches: the member's, the
+// configured storage URL, or the co-located storage's advertised one.
+func (u *upstreams) linkURL(role string, key []byte) (*upstream.Link, string) {
+	if l := u.static(role); l != nil {
+		if role == "storage" {
+			return l, u.storageURL()
+		}
+		return l, ""
+	}
+	if u.cluster == nil {
+		return nil, ""
+	}
+	return u.cluster.pick(role, key)
+}
+
+// has reports whether role may have a link: a static one, or a pool of
+// members (which may be empty now and fill later).
+func (u *upstreams) has(role string) bool {
+	return u.static(role) != nil || u.cluster != nil && u.cluster.pools[role] != nil
 }
 
 // clients builds the typed index and registry clients.
@@ -151,6 +204,9 @@ func (u *upstreams) setPolicy(p upstream.Policy) {
 	for _, l := range u.links() {
 		l.SetPolicy(p)
 	}
+	if u.cluster != nil {
+		u.cluster.setPolicy(p)
+	}
 }
 
 // breakerStates maps each link to its breaker state.
@@ -158,6 +214,9 @@ func (u *upstreams) breakerStates() map[string]string {
 	out := map[string]string{}
 	for _, l := range u.links() {
 		out[l.Name()] = l.BreakerState()
+	}
+	if u.cluster != nil {
+		u.cluster.breakerStates(out)
 	}
 	return out
 }
@@ -171,6 +230,9 @@ func (u *upstreams) describe() []string {
 			how = "in-process"
 		}
 		out = append(out, l.Name()+" ("+how+")")
+	}
+	if u.cluster != nil {
+		out = append(out, u.cluster.describe()...)
 	}
 	return out
 }

@@ -34,8 +34,8 @@ type linkMetrics struct {
 // counted as "error" (no HTTP status is above 599).
 const maxStatus = 999
 
-// newLinkMetrics registers the Link's counters and its ron_breaker_state
-// gauges, which read state on every scrape.
+// newLinkMetrics registers the Link's counters and, unless state is nil,
+// its ron_breaker_state gauges, which read state on every scrape.
 func newLinkMetrics(m *runtime.Metrics, name string, state func() string) *linkMetrics {
 	if m == nil {
 		m = runtime.NewMetrics(nil)
@@ -44,6 +44,16 @@ func newLinkMetrics(m *runtime.Metrics, name string, state func() string) *linkM
 		retries:  m.Counter(metricRetries, "role", metricRole, "op", opForward),
 		timeouts: m.Counter(metricTimeouts, "role", metricRole, "op", opForward),
 	}
+	if state != nil {
+		RegisterStateGauges(m, name, state)
+	}
+	return lm
+}
+
+// RegisterStateGauges registers the ron_breaker_state{target=name,state}
+// gauges of an upstream (role "gateway"): 1 for the state state() returns,
+// 0 for the others; state is read on every scrape.
+func RegisterStateGauges(m *runtime.Metrics, name string, state func() string) {
 	for _, s := range states {
 		m.Gauge(metricBreaker, func() float64 {
 			if state() == s {
@@ -52,7 +62,6 @@ func newLinkMetrics(m *runtime.Metrics, name string, state func() string) *linkM
 			return 0
 		}, "role", metricRole, "target", name, "state", s)
 	}
-	return lm
 }
 
 // attempt counts one upstream attempt: code is the status, 0 for none.

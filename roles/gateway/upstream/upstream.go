@@ -121,6 +121,10 @@ type Options struct {
 	// Metrics receives the Link's metrics (role label "gateway"); nil keeps
 	// them private.
 	Metrics *runtime.Metrics
+	// NoStateGauge leaves the breaker out of ron_breaker_state: for one of
+	// several links to the same upstream (cluster members), whose owner
+	// reports one state for them all.
+	NoStateGauge bool
 	// Log receives a debug line per attempt that failed to connect or broke
 	// the protocol, and an error line when the link token is unavailable
 	// (never a path or a token).
@@ -159,7 +163,11 @@ func New(opt Options) (*Link, error) {
 	p := opt.Policy.withDefaults()
 	l.pol.Store(&p)
 	l.br.Store(newBreaker(opt.Name, breakerConfigOf(p)))
-	l.met = newLinkMetrics(opt.Metrics, opt.Name, l.BreakerState)
+	state := l.BreakerState
+	if opt.NoStateGauge {
+		state = nil
+	}
+	l.met = newLinkMetrics(opt.Metrics, opt.Name, state)
 	return l, nil
 }
 

@@ -1,0 +1,131 @@
+package gateway
+
+import (
+	"context"
+
+	"github.com/ronhq/ron/roles/clusterindex"
+	"github.com/ronhq/ron/roles/registry/api"
+	"github.com/ronhq/ron/roles/registry/descriptor"
+)
+
+// registryMembers is the api.Client over a cluster's alive registry
+// members: each call goes to the members in ranked order, falling back to
+// the next on a failure another member may not have (clusterindex.ReadAgain;
+// Approve, the one call that is not idempotent, only when the member was
+// unreachable). A Watch follows the member that accepted it and ends (its
+// channel closes) when that member leaves the pool, so the caller's
+// reconnection reaches an alive one.
+type registryMembers struct {
+	pool *clusterindex.Pool[*api.HTTPClient]
+}
+
+var _ api.Client = (*registryMembers)(nil)
+
+// Head implements api.Client.
+func (r *registryMembers) Head(ctx context.Context) (api.Head, error) {
+	return clusterindex.Try(ctx, r.pool, nil, clusterindex.ReadAgain, func(c *api.HTTPClient) (api.Head, error) {
+		return c.Head(ctx)
+	})
+}
+
+// artifact is Get's two results.
+type artifact struct {
+	art  descriptor.Artifact
+	body []byte
+}
+
+// Get implements api.Client.
+func (r *registryMembers) Get(ctx context.Context, v uint64) (descriptor.Artifact, []byte, error) {
+	a, err := clusterindex.Try(ctx, r.pool, nil, clusterindex.ReadAgain, func(c *api.HTTPClient) (artifact, error) {
+		art, body, err := c.Get(ctx, v)
+		return artifact{art, body}, err
+	})
+	return a.art, a.body, err
+}
+
+// Watch implements api.Client: the first member accepting the watch
+// serves it until it leaves the pool or ctx ends. One goroutine per call
+// (owned by the call, ending with it) cancels the watch when its member
+// leaves.
+func (r *registryMembers) Watch(ctx context.Context, since *uint64) (<-chan api.Update, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	var used *api.HTTPClient
+	ch, err := clusterindex.Try(wctx, r.pool, nil, clusterindex.ReadAgain, func(c *api.HTTPClient) (<-chan api.Update, error) {
+		used = c
+		return c.Watch(wctx, since)
+	})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	go r.follow(wctx, cancel, used) // registry-member-watch: ends with wctx
+	return ch, nil
+}
+
+// follow cancels a watch once its member's client is no longer in the pool.
+func (r *registryMembers) follow(ctx context.Context, cancel context.CancelFunc, member *api.HTTPClient) {
+	defer cancel()
+	for {
+		synced := r.pool.Synced()
+		if !r.has(member) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-synced:
+		}
+	}
+}
+
+// has reports whether the pool still hands out member.
+func (r *registryMembers) has(member *api.HTTPClient) bool {
+	for _, e := range r.pool.Entries() {
+		if e.Value == member {
+			return true
+		}
+	}
+	return false
+}
+
+// Propose implements api.Client (idempotent).
+func (r *registryMembers) Propose(ctx context.Context, req descriptor.ProposeRequest) (api.Proposed, error) {
+	return clusterindex.Try(ctx, r.pool, nil, clusterindex.ReadAgain, func(c *api.HTTPClient) (api.Proposed, error) {
+		return c.Propose(ctx, req)
+	})
+}
+
+// ProposeRaw implements api.Client (idempotent).
+func (r *registryMembers) ProposeRaw(ctx context.Context, body []byte) (api.Proposed, error) {
+	return clusterindex.Try(ctx, r.pool, nil, clusterindex.ReadAgain, func(c *api.HTTPClient) (api.Proposed, error) {
+		return c.ProposeRaw(ctx, body)
+	})
+}
+
+// Proposals implements api.Client.
+func (r *registryMembers) Proposals(ctx context.Context) ([]api.ProposalSummary, error) {
+	return clusterindex.Try(ctx, r.pool, nil, clusterindex.ReadAgain, func(c *api.HTTPClient) ([]api.ProposalSummary, error) {
+		return c.Proposals(ctx)
+	})
+}
+
+// Proposal implements api.Client.
+func (r *registryMembers) Proposal(ctx context.Context, id string) (api.Proposal, error) {
+	return clusterindex.Try(ctx, r.pool, nil, clusterindex.ReadAgain, func(c *api.HTTPClient) (api.Proposal, error) {
+		return c.Proposal(ctx, id)
+	})
+}
+
+// Approve implements api.Client (another member only when unreachable).
+func (r *registryMembers) Approve(ctx context.Context, id string, ap descriptor.Approval) (api.ApprovalResult, error) {
+	return clusterindex.Try(ctx, r.pool, nil, clusterindex.WriteAgain, func(c *api.HTTPClient) (api.ApprovalResult, error) {
+		return c.Approve(ctx, id, ap)
+	})
+}
+
+// Commit implements api.Client (idempotent).
+func (r *registryMembers) Commit(ctx context.Context, id string) (api.Committed, error) {
+	return clusterindex.Try(ctx, r.pool, nil, clusterindex.ReadAgain, func(c *api.HTTPClient) (api.Committed, error) {
+		return c.Commit(ctx, id)
+	})
+}
