@@ -14,6 +14,7 @@ import (
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/ui"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/cluster"
 )
 
 // adminStopTimeout bounds the admin listener's own shutdown (step 6).
@@ -39,6 +40,7 @@ func newAdminPlane(n *Node) *adminPlane {
 	api.POST("/reload", a.handleReload, a.requireAdmin)
 	api.POST("/shutdown", a.handleShutdown, a.requireAdmin)
 	api.POST("/tokens", a.handleTokens, a.requireAdmin)
+	a.mountCluster(api)
 	return a
 }
 
@@ -78,7 +80,7 @@ type readyzReply struct {
 }
 
 func (n *Node) handleReadyz(c echo.Context) error {
-	rd := n.manager.Readiness(c.Request().Context())
+	rd := n.readiness(c.Request().Context())
 	reply := readyzReply{Ready: len(rd.Missing) == 0 && len(rd.Degraded) == 0, Missing: rd.Missing, Degraded: rd.Degraded, Shedding: rd.Shedding}
 	if reply.Ready {
 		return c.JSON(http.StatusOK, reply)
@@ -143,7 +145,8 @@ func (a *adminPlane) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// Status is the RON-STATUS-V1 document of /api/v1/status.
+// Status is the RON-STATUS-V1 document of /api/v1/status. Cluster is the
+// membership (spec/cluster.md §9), present only in cluster mode.
 type Status struct {
 	Version string               `json:"version"`
 	UptimeS int64                `json:"uptime_s"`
@@ -151,6 +154,7 @@ type Status struct {
 	Ready   bool                 `json:"ready"`
 	Roles   []runtime.RoleStatus `json:"roles"`
 	Queues  []QueueStatus        `json:"queues"`
+	Cluster *cluster.Status      `json:"cluster,omitempty"`
 }
 
 // QueueStatus is one bounded queue in the status document.
@@ -164,7 +168,7 @@ type QueueStatus struct {
 
 func (a *adminPlane) handleStatus(c echo.Context) error {
 	n := a.node
-	rd := n.manager.Readiness(c.Request().Context())
+	rd := n.readiness(c.Request().Context())
 	return c.JSON(http.StatusOK, Status{
 		Version: n.version,
 		UptimeS: int64(time.Since(n.started).Seconds()),
@@ -172,6 +176,7 @@ func (a *adminPlane) handleStatus(c echo.Context) error {
 		Ready:   len(rd.Missing) == 0 && len(rd.Degraded) == 0,
 		Roles:   n.manager.StatusContext(c.Request().Context()),
 		Queues:  queueStatuses(n.metrics),
+		Cluster: n.cluster.status(),
 	})
 }
 

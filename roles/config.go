@@ -15,6 +15,7 @@ import (
 	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/roles/registry"
 	"github.com/ronhq/ron/roles/storage"
+	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/config"
 )
 
@@ -34,6 +35,7 @@ type Config struct {
 	Storage       storage.Config  `koanf:"storage"`
 	Edge          edge.Config     `koanf:"edge"`
 	Gateway       gateway.Config  `koanf:"gateway"`
+	Cluster       cluster.Config  `koanf:"cluster"`
 }
 
 // LogConfig is the [log] section.
@@ -61,6 +63,7 @@ func DefaultConfig() Config {
 		Storage:       storage.DefaultConfig(),
 		Edge:          edge.DefaultConfig(),
 		Gateway:       gateway.DefaultConfig(),
+		Cluster:       cluster.DefaultConfig(),
 	}
 }
 
@@ -119,11 +122,20 @@ func (c *Config) Validate() error {
 		if err := c.Gateway.Validate(); err != nil {
 			return err
 		}
-		if err := c.Gateway.CheckUpstreams(c.Enabled); err != nil {
+		// In a cluster, upstreams that are neither co-located nor configured
+		// come from the membership table (spec/gateway.md §2).
+		check := c.Gateway.CheckUpstreams
+		if c.Cluster.Enabled {
+			check = c.Gateway.CheckClusterUpstreams
+		}
+		if err := check(c.Enabled); err != nil {
 			return err
 		}
 	}
-	return c.validateAdvertise()
+	if err := c.validateAdvertise(); err != nil {
+		return err
+	}
+	return c.validateCluster()
 }
 
 // validateAdvertise applies ARCHITECTURE §7: a role whose URL others need

@@ -35,6 +35,8 @@ type Node struct {
 	version string
 	running chan struct{}   // closed once every enabled role has started
 	sd      *sdnotify.Agent // systemd notifications; nil: none
+	cluster *clusterNode    // cluster mode's membership; nil when off
+	nodeID  string          // cluster mode's node id; "" when off
 }
 
 // Running is closed once the admin plane and every enabled role have started.
@@ -47,7 +49,7 @@ func (n *Node) AdminAddr() string { return n.admin.addr() }
 // reloading, stopping and alive, as env says (sdnotify.FromEnv). Call it
 // before Run; an env without a socket changes nothing.
 func (n *Node) NotifySystemd(env sdnotify.Env) {
-	n.sd = sdnotify.New(sdnotify.Options{Sender: env.Sender, Watchdog: env.Watchdog, Ready: n.manager.Readiness,
+	n.sd = sdnotify.New(sdnotify.Options{Sender: env.Sender, Watchdog: env.Watchdog, Ready: n.readiness,
 		Bus: n.bus, Log: n.log, Metrics: n.metrics})
 }
 
@@ -55,8 +57,8 @@ func (n *Node) NotifySystemd(env sdnotify.Env) {
 type configSource func() (*Config, error)
 
 // NewNode builds a node from a loaded config: it creates the root key and the
-// data dir (unless amnesia) and constructs the enabled roles without starting
-// them.
+// data dir (unless amnesia), builds the cluster membership in cluster mode
+// and constructs the enabled roles, starting nothing.
 func NewNode(cfg *Config, reload configSource, logOut *os.File, version string) (*Node, error) {
 	log, err := newLogger(cfg.Log.Level, logOut)
 	if err != nil {
@@ -67,14 +69,20 @@ func NewNode(cfg *Config, reload configSource, logOut *os.File, version string) 
 			return nil, fmt.Errorf("data dir: %w", err)
 		}
 	}
-	keys, err := auth.LoadOrCreateRootKey(cfg.DataDir, cfg.Amnesia)
+	keys, inMemory, err := loadRootKey(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("root key: %w", err)
+	}
+	if inMemory {
+		log.Warn().Str("file", cfg.Cluster.RootKeyFile).Msg("cluster.root_key_file is missing: amnesia keeps a key in memory that no other node shares")
 	}
 	m := runtime.NewMetrics(metrics.NewSet())
 	n := &Node{cfg: runtime.NewSnapshot(cfg), src: reload, log: log, metrics: m, bus: runtime.NewBus(m),
 		keys: keys, roles: map[string]runtime.Role{}, started: time.Now(), version: version, running: make(chan struct{})}
 	n.manager = runtime.NewManager(runtime.ManagerOptions{Log: log, Metrics: m, Bus: n.bus, DrainDeadline: cfg.DrainDeadline})
+	if err := n.buildCluster(cfg); err != nil {
+		return nil, err
+	}
 	if err := n.buildRoles(cfg); err != nil {
 		return nil, err
 	}
@@ -82,9 +90,31 @@ func NewNode(cfg *Config, reload configSource, logOut *os.File, version string) 
 	return n, nil
 }
 
+// buildCluster resolves the node id and builds the membership in cluster
+// mode.
+func (n *Node) buildCluster(cfg *Config) error {
+	if !cfg.Cluster.Enabled {
+		return nil
+	}
+	id, err := resolveNodeID(cfg)
+	if err != nil {
+		return err
+	}
+	cn, err := newClusterNode(cfg, id, n.keys, n.log, n.metrics)
+	if err != nil {
+		return err
+	}
+	n.cluster, n.nodeID = cn, id
+	return nil
+}
+
 func (n *Node) buildRoles(cfg *Config) error {
 	deps := &Deps{Config: cfg, Log: n.log, Metrics: n.metrics, Bus: n.bus, Keys: n.keys, Version: n.version,
-		Ops: func(e *echo.Echo) { mountOps(e, n) }, Roles: n.roles}
+		Ops: func(e *echo.Echo) { mountOps(e, n) }, Roles: n.roles, Cluster: n.cluster.membership(),
+		NodeID: n.nodeID, current: n.cfg.Load}
+	if n.cluster != nil {
+		deps.NodeToken = nodeTokenSource(cfg, n.keys)
+	}
 	for _, e := range enabledEntries(cfg) {
 		r, err := e.New(deps)
 		if err != nil {
@@ -96,9 +126,10 @@ func (n *Node) buildRoles(cfg *Config) error {
 	return nil
 }
 
-// Run starts the admin plane and the roles, serves until ctx ends or a
-// shutdown is requested, then runs the shutdown sequence. The admin plane
-// stops last.
+// Run starts the admin plane, the cluster membership (cluster mode) and the
+// roles, serves until ctx ends or a shutdown is requested, then runs the
+// shutdown sequence: the roles drain and stop, the node leaves the cluster,
+// and the admin plane stops last.
 func (n *Node) Run(ctx context.Context) error {
 	n.sd.Start()
 	defer n.sd.Stop()
@@ -107,9 +138,20 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	adminErr := n.admin.serve()
 	defer n.admin.stop()
+	if err := n.cluster.start(ctx); err != nil {
+		return err
+	}
+	defer n.cluster.stop()
 	if err := n.manager.Start(ctx); err != nil {
 		return err
 	}
+	n.cluster.run(n, func(err error) {
+		if n.manager.Draining() {
+			return // Stop ended it
+		}
+		n.log.Error().Err(err).Msg("cluster membership failed")
+		n.manager.RequestShutdown("cluster membership failed")
+	})
 	close(n.running)
 	n.sd.CheckReady()
 	n.log.Info().Strs("roles", n.cfg.Load().Roles).Str("admin", n.admin.addr()).Bool("amnesia", n.cfg.Load().Amnesia).Msg("ron is running")
@@ -148,7 +190,9 @@ func (n *Node) Reload() (version uint64, err error) {
 		return 0, err
 	}
 	cur := n.cfg.Load()
-	if keys := restartOnly(cur, next); len(keys) > 0 {
+	keys := restartOnly(cur, next)
+	keys = append(keys, clusterRestartOnly(cur.Cluster, next.Cluster, n.indexAppliesCluster())...)
+	if len(keys) > 0 {
 		return 0, fmt.Errorf("these keys need a restart: %s", strings.Join(keys, ", "))
 	}
 	if err := n.applyRoles(next); err != nil {
@@ -160,8 +204,9 @@ func (n *Node) Reload() (version uint64, err error) {
 	return v, nil
 }
 
-// applyRoles checks every role's part of next first, then applies it in
-// start order, so a reload rejected by one role changes none.
+// applyRoles checks every role's part of next first, then applies the
+// [cluster] changes and each role's part in start order, so a reload
+// rejected by one role changes none.
 func (n *Node) applyRoles(next *Config) error {
 	cur := n.cfg.Load()
 	for _, e := range enabledEntries(cur) {
@@ -170,6 +215,9 @@ func (n *Node) applyRoles(next *Config) error {
 				return fmt.Errorf("%s: %w", e.Name, err)
 			}
 		}
+	}
+	if err := n.applyCluster(cur, next); err != nil {
+		return err
 	}
 	for _, e := range enabledEntries(cur) {
 		a, ok := n.roles[e.Name].(runtime.Applier)

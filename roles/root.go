@@ -45,9 +45,9 @@ func NewRootCommand(exit func(code int)) *cobra.Command {
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { a.flags = cmd.Flags() }
 	env := cli.Env{Node: a.node}
 	root.AddCommand(a.serveCommand(), a.statusCommand(), rolesCommand(), a.configCommand(),
-		a.versionCommand(), a.tokenCommand(), a.doctorCommand(), packcli.Command())
-	for _, cmds := range [][]*cobra.Command{storage.Commands(env, a.getenv), index.Commands(env, a.getenv),
-		registry.Commands(env, a.getenv)} {
+		a.versionCommand(), a.tokenCommand(), a.doctorCommand(), a.clusterCommand(), packcli.Command())
+	for _, cmds := range [][]*cobra.Command{storage.Commands(env, a.getenv), storage.RepairCommands(env, a.getenv),
+		index.Commands(env, a.getenv), registry.Commands(env, a.getenv)} {
 		root.AddCommand(cmds...)
 	}
 	return root

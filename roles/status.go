@@ -124,6 +124,10 @@ func printStatus(w io.Writer, st *Status) {
 		}
 		_ = tw.Flush()
 	}
+	if st.Cluster != nil {
+		fmt.Fprintln(w)
+		printMembers(w, st.Cluster)
+	}
 	for _, r := range st.Roles {
 		if r.Details != nil {
 			d, _ := json.Marshal(r.Details)

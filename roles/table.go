@@ -1,11 +1,14 @@
 package roles
 
 import (
+	"context"
+
 	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/cluster"
 )
 
 // Deps is what the composition root hands every role constructor. Nothing in
@@ -22,6 +25,27 @@ type Deps struct {
 	// that starts before it in the same process (storage announces to the
 	// local index).
 	Roles map[string]runtime.Role
+	// Cluster is the membership in cluster mode; nil (a nil interface) when
+	// cluster mode is off.
+	Cluster cluster.Membership
+	// NodeID is this node's id in cluster mode (cluster.node_id, else the
+	// stored or generated ULID); "" when cluster mode is off.
+	NodeID string
+	// NodeToken yields the bearer of node-to-node calls (one scope caveat
+	// of cluster.NodeScopes); nil when cluster mode is off.
+	NodeToken func(ctx context.Context) (string, error)
+
+	// current returns the live config snapshot (reloads included); nil in
+	// Deps built outside a Node, where Config is all there is.
+	current func() *Config
+}
+
+// live returns the current config: the node's snapshot, else Config.
+func (d *Deps) live() *Config {
+	if d.current != nil {
+		return d.current()
+	}
+	return d.Config
 }
 
 // Entry is one row of the static role table.

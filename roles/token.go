@@ -40,11 +40,11 @@ func (a *app) tokenCommand() *cobra.Command {
 		Short: "Mint a token from the local root key (or ask the local admin plane)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			n, err := a.node()
+			cfg, err := a.load()
 			if err != nil {
-				return err
+				return cli.Exit(cli.ExitFailure, err)
 			}
-			keys, err := auth.ReadRootKey(n.DataDir)
+			keys, err := readRootKey(cfg)
 			if err != nil {
 				return cli.Exit(cli.ExitFailure, fmt.Errorf("root key: %w (run this on the node, as the ron user)", err))
 			}

@@ -2,10 +2,10 @@ package roles
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/clusterindex"
 	"github.com/ronhq/ron/roles/edge"
 	"github.com/ronhq/ron/roles/gateway"
 	"github.com/ronhq/ron/roles/index"
@@ -15,7 +15,6 @@ import (
 	"github.com/ronhq/ron/roles/storage"
 	"github.com/ronhq/ron/roles/storage/indexsink"
 	"github.com/ronhq/ron/runtime"
-	"github.com/ronhq/ron/runtime/nodeid"
 )
 
 // newRegistry wires the registry role.
@@ -33,35 +32,45 @@ func newRegistry(d *Deps) (runtime.Role, error) {
 	}), nil
 }
 
-// newIndex wires the index role.
+// newIndex wires the index role; in cluster mode it owns records by
+// rendezvous over the index members (spec/cluster.md §6).
 func newIndex(d *Deps) (runtime.Role, error) {
 	return index.New(index.Options{
-		Config:  d.Config.Index,
-		DataDir: d.Config.DataDir,
-		Amnesia: d.Config.Amnesia,
-		Log:     d.Log,
-		Metrics: d.Metrics,
-		Keys:    d.Keys,
-		Bus:     d.Bus,
-		Version: d.Version,
-		Ops:     d.Ops,
+		Config:        d.Config.Index,
+		DataDir:       d.Config.DataDir,
+		Amnesia:       d.Config.Amnesia,
+		Log:           d.Log,
+		Metrics:       d.Metrics,
+		Keys:          d.Keys,
+		Bus:           d.Bus,
+		Version:       d.Version,
+		Ops:           d.Ops,
+		Zone:          d.Config.Cluster.Zone,
+		Cluster:       d.Cluster,
+		ClusterConfig: d.Config.Cluster,
+		NodeID:        d.NodeID,
+		NodeToken:     d.NodeToken,
 	}), nil
 }
 
 // newStorage wires the storage role and its announcing (spec/storage.md §5):
 // to the index role of this process when there is one, else to
-// storage.index_urls, else announcing is off and status says why.
+// storage.index_urls, else (cluster mode) to an alive index member, else
+// announcing is off and status says why.
 func newStorage(d *Deps) (runtime.Role, error) {
 	opt := storage.Options{
-		Config:  d.Config.Storage,
-		DataDir: d.Config.DataDir,
-		Amnesia: d.Config.Amnesia,
-		Log:     d.Log,
-		Metrics: d.Metrics,
-		Keys:    d.Keys,
-		Bus:     d.Bus,
-		Version: d.Version,
-		Ops:     d.Ops,
+		Config:        d.Config.Storage,
+		DataDir:       d.Config.DataDir,
+		Amnesia:       d.Config.Amnesia,
+		Log:           d.Log,
+		Metrics:       d.Metrics,
+		Keys:          d.Keys,
+		Bus:           d.Bus,
+		Version:       d.Version,
+		Ops:           d.Ops,
+		Cluster:       d.Cluster,
+		ClusterConfig: d.Config.Cluster,
+		NodeToken:     d.NodeToken,
 	}
 	var role *storage.Role
 	sink, off, err := announceSink(d, func() string { return storageURL(d.Config.Storage, role) })
@@ -77,21 +86,31 @@ func newStorage(d *Deps) (runtime.Role, error) {
 	return role, nil
 }
 
-// announceSink builds storage's Sink, or says why there is none.
+// announceSink builds storage's Sink, or says why there is none. Its node
+// is the cluster node id (cluster.node_id, else <data>/node.id) and its
+// region the live cluster.zone.
 func announceSink(d *Deps, addr func() string) (*indexsink.Sink, string, error) {
 	sc := d.Config.Storage
 	local, _ := d.Roles["index"].(*index.Role)
-	if local == nil && len(sc.IndexURLs) == 0 {
+	if local == nil && len(sc.IndexURLs) == 0 && d.Cluster == nil {
 		return nil, "no index: the index role is not enabled and storage.index_urls is empty", nil
 	}
-	node, err := nodeid.Load(d.Config.DataDir, d.Config.Amnesia)
-	if err != nil {
-		return nil, "", fmt.Errorf("node id: %w", err)
+	node := d.NodeID
+	if node == "" {
+		var err error
+		if node, err = resolveNodeID(d.Config); err != nil {
+			return nil, "", err
+		}
 	}
 	// index_token, when set, is applied by the role through Retarget (also
-	// on reload); the minted token is the fallback.
+	// on reload); the minted token is the fallback: the node token in
+	// cluster mode (it carries index:write), else an index:write one.
 	opt := indexsink.Options{URLs: sc.IndexURLs, Node: node, Addr: addr, Metrics: d.Metrics,
-		Token: indexsink.MintToken(d.Keys)}
+		Token: indexsink.MintToken(d.Keys), Cluster: d.Cluster,
+		Region: func() string { return d.live().Cluster.Zone }}
+	if d.NodeToken != nil {
+		opt.Token = d.NodeToken
+	}
 	if local != nil {
 		opt.Local = localIndex{local}
 	}
@@ -132,7 +151,7 @@ func newEdge(d *Deps) (runtime.Role, error) {
 		l.StorageURL = func() string { return storageURL(d.Config.Storage, st) }
 	}
 	if ix, ok := d.Roles["index"].(*index.Role); ok {
-		l.IndexClient = func() index.Client { return index.NewLocalClient(ix.Handlers()) }
+		l.IndexClient = localIndexClient(d, ix)
 	}
 	return edge.New(edge.Options{
 		Config:  d.Config.Edge,
@@ -145,7 +164,18 @@ func newEdge(d *Deps) (runtime.Role, error) {
 		Version: d.Version,
 		Ops:     d.Ops,
 		Local:   l,
+		Cluster: d.Cluster,
+		Zone:    d.Config.Cluster.Zone,
 	}), nil
+}
+
+// localIndexClient is a reader's client of the co-located index: in
+// cluster mode wrapped so that providers whose node is not alive come last
+// (spec/cluster.md §7).
+func localIndexClient(d *Deps, ix *index.Role) func() index.Client {
+	return func() index.Client {
+		return clusterindex.Wrap(index.NewLocalClient(ix.Handlers()), d.Cluster)
+	}
 }
 
 // newGateway wires the gateway role to the roles of this process: each
@@ -158,8 +188,10 @@ func newGateway(d *Deps) (runtime.Role, error) {
 		Keys:    d.Keys,
 		Bus:     d.Bus,
 		Version: d.Version,
+		Zone:    d.Config.Cluster.Zone,
 		Ops:     d.Ops,
 		Local:   gatewayLocals(d),
+		Cluster: d.Cluster,
 	}), nil
 }
 
@@ -172,7 +204,7 @@ func gatewayLocals(d *Deps) gateway.Locals {
 	}
 	if ix, ok := d.Roles["index"].(*index.Role); ok {
 		l.Index = ix.Handler
-		l.IndexClient = func() index.Client { return index.NewLocalClient(ix.Handlers()) }
+		l.IndexClient = localIndexClient(d, ix)
 	}
 	if ed, ok := d.Roles["edge"].(*edge.Role); ok {
 		l.Edge = ed.Handler

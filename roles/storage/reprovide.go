@@ -22,7 +22,25 @@ const (
 	reprovideBatchWork = 30 * time.Second
 	// reprovideRetry is the longest wait before a failed pass is retried.
 	reprovideRetry = 10 * time.Second
+	// reprovideSettle is how long after an index membership change a pass
+	// starts (cluster mode): a burst of joins costs one pass, and the index
+	// moves its own records after as long (spec/cluster.md §6).
+	reprovideSettle = 10 * time.Second
 )
+
+// IndexWatcher is implemented by sinks that follow a cluster's index
+// members (roles/storage/indexsink in cluster mode). With such a sink the
+// reprovider also starts a pass reprovideSettle after the alive index
+// members changed, since provider records then have new owners
+// (spec/storage.md §5).
+type IndexWatcher interface {
+	// IndexChanges returns a channel signalled (coalescing, never closed)
+	// after membership changes, and a cancel that stops the signals.
+	IndexChanges() (<-chan struct{}, func())
+	// IndexMembers identifies the alive index members: it differs exactly
+	// when one joined, departed or changed its URL.
+	IndexMembers() string
+}
 
 // reprovider re-announces the whole local inventory so that provider
 // records outlive provider_ttl: a pass starts provider_ttl/2 after the
@@ -57,7 +75,10 @@ func (p *reprovider) reload() {
 
 // run is the "reprovide" worker: passes until ctx ends.
 func (p *reprovider) run(ctx context.Context) error {
+	iw := p.watchIndex()
+	defer iw.cancel()
 	for {
+		iw.mark()
 		err := p.pass(ctx)
 		ended := time.Now()
 		if ctx.Err() != nil {
@@ -66,16 +87,25 @@ func (p *reprovider) run(ctx context.Context) error {
 		if err != nil {
 			p.log.Warn().Err(err).Msg("re-provide pass failed; retrying soon")
 		}
-		if !p.wait(ctx, ended, err != nil) {
+		if !p.wait(ctx, ended, err != nil, iw) {
 			return nil
 		}
 	}
 }
 
 // wait sleeps until provider_ttl/2 (at most reprovideRetry after a failed
-// pass) past ended, re-reading provider_ttl on every reload. It reports
-// false when ctx ended.
-func (p *reprovider) wait(ctx context.Context, ended time.Time, failed bool) bool {
+// pass) past ended, re-reading provider_ttl on every reload, or until
+// reprovideSettle after the index members changed from those of the last
+// pass's start (and are still different then). It reports false when ctx
+// ended.
+func (p *reprovider) wait(ctx context.Context, ended time.Time, failed bool, iw *indexWatch) bool {
+	var settle *time.Timer
+	var due <-chan time.Time
+	defer func() {
+		if settle != nil {
+			settle.Stop()
+		}
+	}()
 	for {
 		d := p.cfg.Load().ProviderTTL / 2
 		if failed {
@@ -86,12 +116,55 @@ func (p *reprovider) wait(ctx context.Context, ended time.Time, failed bool) boo
 		case <-t.C:
 			return true
 		case <-p.kick:
-			t.Stop()
+		case <-iw.changes:
+			if due == nil && iw.changed() {
+				settle = time.NewTimer(reprovideSettle)
+				due = settle.C
+			}
+		case <-due:
+			if iw.changed() {
+				t.Stop()
+				p.log.Info().Msg("index members changed: re-providing")
+				return true
+			}
+			settle, due = nil, nil
 		case <-ctx.Done():
 			t.Stop()
 			return false
 		}
+		t.Stop()
 	}
+}
+
+// indexWatch follows the index members through an IndexWatcher sink; with
+// any other sink it never signals.
+type indexWatch struct {
+	w       IndexWatcher // nil: the sink does not follow a cluster
+	changes <-chan struct{}
+	cancel  func()
+	members string // IndexMembers at the start of the last pass
+}
+
+// watchIndex subscribes to the sink's index changes when it has any.
+func (p *reprovider) watchIndex() *indexWatch {
+	iw := &indexWatch{cancel: func() {}}
+	if w, ok := p.announce.sink.(IndexWatcher); ok {
+		iw.w = w
+		iw.changes, iw.cancel = w.IndexChanges()
+	}
+	return iw
+}
+
+// mark records the index members a pass starts with.
+func (iw *indexWatch) mark() {
+	if iw.w != nil {
+		iw.members = iw.w.IndexMembers()
+	}
+}
+
+// changed reports whether the index members differ from the marked ones.
+func (iw *indexWatch) changed() bool {
+	return iw.w != nil && iw.w.IndexMembers() != iw.members
 }
 
 // pass walks the inventory once and announces every object.

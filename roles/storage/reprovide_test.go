@@ -3,6 +3,8 @@ package storage
 import (
 	"bytes"
 	"context"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -11,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/memory"
 )
@@ -278,4 +281,83 @@ func TestReprovideEmptyStore(t *testing.T) {
 			t.Fatalf("passes %v, want 3 (0 s, 5 s, 10 s)", got)
 		}
 	})
+}
+
+// watchSink is a passSink that follows index members like indexsink does
+// in cluster mode.
+type watchSink struct {
+	*passSink
+	m *cluster.Static
+}
+
+func (w watchSink) IndexChanges() (<-chan struct{}, func()) { return w.m.Subscribe() }
+
+func (w watchSink) IndexMembers() string {
+	var s string
+	for _, m := range w.m.View().Alive("index") {
+		s += m.ID + "=" + m.URL("index") + " "
+	}
+	return s
+}
+
+// members is a view of alive members "id:role".
+func members(specs ...string) *cluster.View {
+	ms := make([]cluster.Member, len(specs))
+	for i, s := range specs {
+		id, role, _ := strings.Cut(s, ":")
+		ms[i] = cluster.Member{ID: id, Roles: []string{role}, URLs: map[string]string{role: "http://" + id},
+			State: cluster.StateAlive}
+	}
+	return cluster.NewView("self", ms, time.Now())
+}
+
+// TestReprovideOnIndexMembershipChange: a pass starts reprovideSettle after
+// the alive index members changed, once per burst of changes; a change of
+// other members, or one undone within the settle time, starts none.
+func TestReprovideOnIndexMembershipChange(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := cluster.NewStatic(members("i1:index", "s1:storage"))
+		sink := watchSink{&passSink{}, m}
+		e := newReprovideEnv(t, sink, 1, time.Hour)
+		start := time.Now()
+		stop := e.run()
+		defer stop()
+		steps := []struct {
+			at   time.Duration
+			view *cluster.View
+		}{
+			{5 * time.Second, members("i1:index", "i2:index", "s1:storage")},  // pass at 15 s
+			{20 * time.Second, members("i1:index", "i2:index", "s2:storage")}, // storage only: none
+			{30 * time.Second, members("i1:index", "i2:index", "i3:index")},   // undone at 35 s: none
+			{35 * time.Second, members("i1:index", "i2:index", "s2:storage")}, //
+			{50 * time.Second, members("i1:index", "s2:storage")},             // burst: one pass at 60 s
+			{55 * time.Second, members("i1:index", "i4:index", "s2:storage")}, //
+			{58 * time.Second, members("i1:index", "i4:index", "s2:storage")}, //
+		}
+		for _, s := range steps {
+			time.Sleep(time.Until(start.Add(s.at)))
+			m.Set(s.view)
+		}
+		time.Sleep(time.Until(start.Add(10 * time.Minute)))
+		at, _ := sink.snap()
+		var got []time.Duration
+		for _, a := range at {
+			got = append(got, a.Sub(start))
+		}
+		if want := []time.Duration{0, 15 * time.Second, 60 * time.Second}; !slices.Equal(got, want) {
+			t.Fatalf("passes at %v, want %v", got, want)
+		}
+	})
+}
+
+// TestReprovideIndexWatchPlainSink: a sink that follows no cluster never
+// signals an index change.
+func TestReprovideIndexWatchPlainSink(t *testing.T) {
+	p := &reprovider{announce: &announcer{sink: &passSink{}}}
+	iw := p.watchIndex()
+	defer iw.cancel()
+	iw.mark()
+	if iw.w != nil || iw.changes != nil || iw.changed() {
+		t.Fatalf("plain sink watched: %+v", iw)
+	}
 }

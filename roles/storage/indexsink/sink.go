@@ -1,8 +1,8 @@
 // Package indexsink is the storage.Sink the composition root plugs into the
 // storage role (spec/storage.md §5): it turns storage.Records into index
 // provider records (spec/index.md §4) and delivers them to the index role of
-// this process when there is one, else to storage.index_urls over HTTP, one
-// URL at a time with failover.
+// this process when there is one, else to storage.index_urls over HTTP, else
+// (cluster mode) to an alive index member, one URL at a time with failover.
 package indexsink
 
 import (
@@ -18,11 +18,16 @@ import (
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/roles/storage"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/cluster"
 )
 
 // ErrNoTarget is returned by New, CheckRetarget and Retarget when there is
-// neither a local index nor an index URL to announce to.
+// neither a local index nor an index URL nor a cluster to announce to.
 var ErrNoTarget = errors.New("indexsink: no local index and no index_urls")
+
+// ErrNoIndexMember is returned by Announce in cluster mode when no alive
+// index member has a usable URL; the announcer retries it.
+var ErrNoIndexMember = errors.New("indexsink: no alive index member")
 
 // Announcer is the part of index.Client a Sink uses; index.LocalClient and
 // index.HTTPClient are Announcers.
@@ -37,6 +42,12 @@ type Options struct {
 	Local Announcer
 	// URLs are storage.index_urls, used when Local is nil.
 	URLs []string
+	// Cluster is the membership in cluster mode (nil = off). With neither
+	// Local nor URLs, records go to the alive index members (their "index"
+	// URL), re-picked whenever the view changes and failed over like URLs.
+	// The Sink also reports index membership changes (IndexChanges) so the
+	// storage role re-provides when ownership moves.
+	Cluster cluster.Membership
 	// Token supplies the bearer token for HTTP targets (index_token, else
 	// MintToken); nil sends none. Retarget's token, when set, overrides it.
 	Token func(ctx context.Context) (string, error)
@@ -45,8 +56,9 @@ type Options struct {
 	// Addr returns this storage's advertised base URL. It is evaluated once
 	// per batch: the listener may be bound to :0 until Start.
 	Addr func() string
-	// Region is cluster.zone ("" = none).
-	Region string
+	// Region returns cluster.zone ("" = none); it is evaluated once per
+	// batch so a reloaded zone applies to the next one. nil = none.
+	Region func() string
 	// Metrics receives the HTTP client metrics (breaker state, retries,
 	// timeouts) under role="storage"; nil keeps them private.
 	Metrics *runtime.Metrics
@@ -64,22 +76,23 @@ type Sink struct {
 	opt    Options
 	static atomic.Pointer[string] // index_token from Retarget; "" = opt.Token
 
-	mu      sync.Mutex                // serialises Retarget and Close
-	targets atomic.Pointer[[]*target] // HTTP targets in configured order
-	last    atomic.Pointer[target]    // the target that last succeeded
+	mu      sync.Mutex                    // serialises Retarget, member re-picks and Close
+	targets atomic.Pointer[[]*target]     // HTTP targets in configured order
+	members atomic.Pointer[memberTargets] // cluster mode: targets of one membership view
+	last    atomic.Pointer[target]        // the target that last succeeded
 }
 
 var _ storage.Retargeter = (*Sink)(nil)
 
 // New validates opt and returns a Sink. It does no I/O. Errors: a bad URL,
-// node or region, a nil Addr, or ErrNoTarget when neither Local nor URLs is
-// set (the caller then leaves announcing off).
+// node or region, a nil Addr, or ErrNoTarget when none of Local, URLs and
+// Cluster is set (the caller then leaves announcing off).
 func New(opt Options) (*Sink, error) {
 	switch {
 	case !nodeRE.MatchString(opt.Node):
 		return nil, fmt.Errorf("indexsink: node id %q: want 1–64 of A-Z a-z 0-9 . _ -", opt.Node)
-	case !regionRE.MatchString(opt.Region):
-		return nil, fmt.Errorf("indexsink: region %q: want 0–64 of A-Z a-z 0-9 . _ -", opt.Region)
+	case opt.Region != nil && !regionRE.MatchString(opt.Region()):
+		return nil, fmt.Errorf("indexsink: region %q: want 0–64 of A-Z a-z 0-9 . _ -", opt.Region())
 	case opt.Addr == nil:
 		return nil, errors.New("indexsink: Addr is required")
 	}
@@ -121,13 +134,25 @@ func (s *Sink) Announce(ctx context.Context, batch []storage.Record) error {
 // seconds (a positive TTL never becomes a withdraw) and capped at
 // storage.MaxProviderTTL.
 func (s *Sink) convert(batch []storage.Record) []indexdb.Announcement {
-	addr := s.opt.Addr()
+	addr, region := s.opt.Addr(), s.region()
 	out := make([]indexdb.Announcement, len(batch))
 	for i, r := range batch {
-		out[i] = indexdb.Announcement{ID: r.ID, Node: s.opt.Node, Addr: addr, Region: s.opt.Region,
+		out[i] = indexdb.Announcement{ID: r.ID, Node: s.opt.Node, Addr: addr, Region: region,
 			Type: r.Type, TTL: wholeSeconds(r.TTL)}
 	}
 	return out
+}
+
+// region is the batch's region: Options.Region's value, or "" when there
+// is none or it lost its syntax (the index would refuse the whole batch).
+func (s *Sink) region() string {
+	if s.opt.Region == nil {
+		return ""
+	}
+	if r := s.opt.Region(); regionRE.MatchString(r) {
+		return r
+	}
+	return ""
 }
 
 func wholeSeconds(ttl time.Duration) time.Duration {
@@ -140,12 +165,16 @@ func wholeSeconds(ttl time.Duration) time.Duration {
 	return min(ttl, storage.MaxProviderTTL)
 }
 
-// Target implements storage.Retargeter: "local index" or "index_urls (N)".
+// Target implements storage.Retargeter: "local index", "index_urls (N)"
+// or, in cluster mode without either, "cluster index members (N alive)".
 func (s *Sink) Target() string {
-	if s.opt.Local != nil {
+	switch n := len(*s.targets.Load()); {
+	case s.opt.Local != nil:
 		return "local index"
+	case n > 0 || s.opt.Cluster == nil:
+		return fmt.Sprintf("index_urls (%d)", n)
 	}
-	return fmt.Sprintf("index_urls (%d)", len(*s.targets.Load()))
+	return fmt.Sprintf("cluster index members (%d alive)", len(s.memberTargets()))
 }
 
 // Close releases the idle connections of every HTTP target. The Sink stays
@@ -155,6 +184,11 @@ func (s *Sink) Close() {
 	defer s.mu.Unlock()
 	for _, t := range *s.targets.Load() {
 		t.c.Close()
+	}
+	if m := s.members.Load(); m != nil {
+		for _, t := range m.list {
+			t.c.Close()
+		}
 	}
 }
 

@@ -28,7 +28,7 @@ func TestNewRejects(t *testing.T) {
 		{"empty node", Options{URLs: []string{"http://i:5304"}, Addr: addrFn}, "node id"},
 		{"bad node", Options{URLs: []string{"http://i:5304"}, Node: "a b", Addr: addrFn}, "node id"},
 		{"long node", Options{URLs: []string{"http://i:5304"}, Node: strings.Repeat("n", 65), Addr: addrFn}, "node id"},
-		{"bad region", Options{URLs: []string{"http://i:5304"}, Node: node, Region: "eu/1", Addr: addrFn}, "region"},
+		{"bad region", Options{URLs: []string{"http://i:5304"}, Node: node, Region: func() string { return "eu/1" }, Addr: addrFn}, "region"},
 		{"nil addr", Options{URLs: []string{"http://i:5304"}, Node: node}, "Addr"},
 		{"relative url", Options{URLs: []string{"i:5304/x"}, Node: node, Addr: addrFn}, "scheme"},
 		{"ftp url", Options{URLs: []string{"ftp://i"}, Node: node, Addr: addrFn}, "scheme"},
@@ -55,7 +55,7 @@ func TestNewRejects(t *testing.T) {
 func TestLocalIndexGetsRecords(t *testing.T) {
 	ri := newRealIndex(t)
 	var addrCalls atomic.Int32
-	s := newSink(t, Options{Local: ri.local, URLs: []string{"http://ignored:1"}, Region: "eu-1",
+	s := newSink(t, Options{Local: ri.local, URLs: []string{"http://ignored:1"}, Region: func() string { return "eu-1" },
 		Addr: func() string { addrCalls.Add(1); return addr }})
 	if got := s.Target(); got != "local index" {
 		t.Fatalf("Target = %q", got)

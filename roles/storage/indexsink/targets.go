@@ -19,14 +19,15 @@ type target struct {
 }
 
 // CheckRetarget implements storage.Retargeter: every URL must pass
-// storage.CheckIndexURL, and without a local index at least one is needed.
+// storage.CheckIndexURL, and without a local index or a cluster at least
+// one is needed.
 func (s *Sink) CheckRetarget(urls []string) error {
 	for _, u := range urls {
 		if err := storage.CheckIndexURL(u); err != nil {
 			return err
 		}
 	}
-	if s.opt.Local == nil && len(urls) == 0 {
+	if s.opt.Local == nil && s.opt.Cluster == nil && len(urls) == 0 {
 		return ErrNoTarget
 	}
 	return nil
@@ -45,7 +46,16 @@ func (s *Sink) Retarget(urls []string, token string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old := *s.targets.Load()
+	next := s.rebuild(*s.targets.Load(), urls)
+	s.static.Store(&token)
+	s.targets.Store(&next)
+	return nil
+}
+
+// rebuild returns the targets of urls in order, reusing old's clients (and
+// breakers) for URLs kept and closing those of URLs dropped. Callers hold
+// s.mu.
+func (s *Sink) rebuild(old []*target, urls []string) []*target {
 	next := make([]*target, 0, len(urls))
 	for _, u := range urls {
 		if i := slices.IndexFunc(old, func(t *target) bool { return t.url == u }); i >= 0 {
@@ -59,9 +69,16 @@ func (s *Sink) Retarget(urls []string, token string) error {
 			t.c.Close()
 		}
 	}
-	s.static.Store(&token)
-	s.targets.Store(&next)
-	return nil
+	return next
+}
+
+// httpTargets are the targets of one batch: the configured URLs, else (in
+// cluster mode) the alive index members.
+func (s *Sink) httpTargets() []*target {
+	if list := *s.targets.Load(); len(list) > 0 || s.opt.Cluster == nil {
+		return list
+	}
+	return s.memberTargets()
 }
 
 // newTarget builds the HTTP client of one URL. The client does not retry:
@@ -72,13 +89,16 @@ func (s *Sink) newTarget(url string) *target {
 }
 
 // announceHTTP tries the targets in order, starting with the one that last
-// succeeded; the first success wins. Each try gets an equal share of what
+// succeeded (while it is still a target); the first success wins. Each try gets an equal share of what
 // is left of ctx's deadline. A target whose breaker is open fails at once
 // without I/O and is skipped. When all fail the last real error (else the
 // breaker error) is returned.
 func (s *Sink) announceHTTP(ctx context.Context, recs []indexdb.Announcement) error {
-	list := *s.targets.Load()
-	if len(list) == 0 {
+	list := s.httpTargets()
+	switch {
+	case len(list) == 0 && s.opt.Cluster != nil:
+		return ErrNoIndexMember
+	case len(list) == 0:
 		return ErrNoTarget
 	}
 	start := max(slices.Index(list, s.last.Load()), 0)
