@@ -14,6 +14,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/storage/peer"
 	"github.com/ronhq/ron/roles/storage/repair"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
@@ -75,9 +76,11 @@ type Role struct {
 	lastProbe atomic.Int64 // unix ns of the last successful probe; 0 = none or failed
 	draining  atomic.Bool
 
-	// Cluster mode (spec/cluster.md §5): the repair engine, its HTTP client
+	// Cluster mode (spec/cluster.md §4–§5): the node-to-node client (replica
+	// copies, inventory checks; nil with cluster mode off), the repair engine, its HTTP client
 	// for pulls and provider lookups, and the [cluster] keys of the last
 	// ApplyCluster. repair holds nil with cluster mode off and before Start.
+	peer       *peer.Client
 	repair     atomic.Pointer[repair.Repairer]
 	repairHTTP *http.Client
 	clusterCfg atomic.Pointer[cluster.Config]
@@ -117,6 +120,7 @@ func (r *Role) Start(ctx context.Context) error {
 		r.reprovide = newReprovider(engine, r.announce, r.cfg, r.metrics, r.log)
 	}
 	if r.opt.Cluster != nil {
+		r.peer = r.newPeers()
 		r.repair.Store(r.newRepairer())
 	}
 	r.registerGauges()

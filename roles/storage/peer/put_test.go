@@ -183,6 +183,39 @@ func TestPutReplicaSlowTarget(t *testing.T) {
 	})
 }
 
+// slowSource yields its bytes in 64 KiB pieces, each after a pause (a
+// paced repair read); its end comes at once.
+type slowSource struct {
+	r     *bytes.Reader
+	pause time.Duration
+}
+
+func (s *slowSource) Read(p []byte) (int, error) {
+	if s.r.Len() == 0 {
+		return 0, io.EOF
+	}
+	time.Sleep(s.pause)
+	return s.r.Read(p[:min(len(p), 64<<10)])
+}
+
+// TestPutReplicaSlowSourceIsNotAStall: waits inside the body's own Read
+// (repair pacing, even a pause) do not count against the target.
+func TestPutReplicaSlowSourceIsNotAStall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		body, id := payload(256 << 10)
+		f := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if n, _ := io.Copy(io.Discard, r.Body); n != int64(len(body)) {
+				t.Errorf("server got %d bytes", n)
+			}
+			w.WriteHeader(http.StatusCreated)
+		}), Options{Stall: 3 * time.Second})
+		src := &slowSource{r: bytes.NewReader(body), pause: 10 * time.Second}
+		if existing, err := f.c.PutReplica(context.Background(), f.base, id, int64(len(body)), "", src); err != nil || existing {
+			t.Fatalf("existing=%v err=%v", existing, err)
+		}
+	})
+}
+
 // TestPutReplicaNoAnswer: a target that takes the whole body but never
 // answers fails with a stall Stall after the last byte.
 func TestPutReplicaNoAnswer(t *testing.T) {

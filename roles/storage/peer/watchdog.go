@@ -8,13 +8,14 @@ import (
 )
 
 // watchdog cancels its context with errStall once no progress was reported
-// for d. It starts no goroutine of its own: one timer re-arms itself for the
-// time left after the last kick.
+// for d while the body's source was not busy. It starts no goroutine of its
+// own: one timer re-arms itself for the time left after the last kick.
 type watchdog struct {
 	d       time.Duration
 	cancel  context.CancelCauseFunc
 	t       *time.Timer
 	last    atomic.Int64 // unix ns of the last progress
+	busy    atomic.Bool  // inside the source's Read: a slow source (repair pacing) is not a stalled target
 	stopped atomic.Bool
 }
 
@@ -37,6 +38,9 @@ func (w *watchdog) fire() {
 		return
 	}
 	idle := time.Since(time.Unix(0, w.last.Load()))
+	if w.busy.Load() {
+		idle = 0
+	}
 	if idle >= w.d {
 		w.cancel(errStall)
 		return
@@ -51,8 +55,10 @@ func (w *watchdog) stop() {
 	w.cancel(nil)
 }
 
-// progressReader kicks the watchdog on every read that returns bytes or the
-// end of the body (the previous bytes were written by then), and remembers the source's own error so that a failing local read is told
+// progressReader kicks the watchdog when each read of the source returns
+// (the previous bytes were written by then) and holds it while the source
+// itself is slow: a stall is time the target does not take bytes. It also
+// remembers the source's own error so that a failing local read is told
 // apart from a failing target.
 type progressReader struct {
 	r    io.Reader
@@ -61,10 +67,10 @@ type progressReader struct {
 }
 
 func (p *progressReader) Read(b []byte) (int, error) {
+	p.w.busy.Store(true)
 	n, err := p.r.Read(b)
-	if n > 0 || err == io.EOF {
-		p.w.kick()
-	}
+	p.w.kick()
+	p.w.busy.Store(false)
 	if err != nil && err != io.EOF {
 		p.fail.Store(&err)
 	}
