@@ -88,7 +88,7 @@ func New(opt Options) *Role {
 	cfg := opt.Config
 	r.cfg = runtime.NewSnapshot(&cfg)
 	r.tasks = runtime.NewTaskGroup(roleName, r.log, opt.Metrics, runtime.WithBus(opt.Bus))
-	r.mint = &minter{k: opt.Keys, log: r.log}
+	r.mint = newMinter(opt.Keys, r.log)
 	return r
 }
 

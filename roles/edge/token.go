@@ -1,8 +1,7 @@
 package edge
 
 import (
-	"sync"
-	"time"
+	"context"
 
 	"github.com/rs/zerolog"
 
@@ -11,38 +10,27 @@ import (
 
 // LinkTokenTTL is the lifetime of a minted source token; it is renewed at
 // half of it.
-const LinkTokenTTL = 10 * time.Minute
+const LinkTokenTTL = auth.MintedTTL
 
 // minter mints the bearer token of HTTP sources from the node's root key:
-// ONE scope caveat "storage:read index:read" (two caveats would intersect),
-// valid LinkTokenTTL, minted on first use, cached and renewed once half its
-// lifetime has passed. Minting does no I/O. Safe for concurrent use.
+// auth.TokenSource with ONE scope caveat "storage:read index:read" (two
+// caveats would intersect), valid LinkTokenTTL, renewed at half life.
+// Minting does no I/O. Safe for concurrent use.
 type minter struct {
-	k   *auth.Keyring
-	log zerolog.Logger
+	source func(context.Context) (string, error)
+	log    zerolog.Logger
+}
 
-	mu      sync.Mutex
-	tok     string
-	renewAt time.Time
+func newMinter(k *auth.Keyring, log zerolog.Logger) *minter {
+	return &minter{source: auth.TokenSource(k, linkScopes...), log: log}
 }
 
 // token returns the cached or a fresh token; "" when there is no root key
 // or minting fails (logged): the request then goes without one.
 func (m *minter) token() string {
-	if m.k == nil {
-		return ""
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	now := time.Now()
-	if m.tok != "" && now.Before(m.renewAt) {
-		return m.tok
-	}
-	tok, _, err := m.k.Mint(auth.MintOptions{Scopes: linkScopes, TTL: LinkTokenTTL, Now: now})
-	if err != nil {
+	tok, err := m.source(context.Background())
+	if err != nil && err != auth.ErrNoKey {
 		m.log.Warn().Err(err).Msg("source token: mint failed")
-		return ""
 	}
-	m.tok, m.renewAt = tok, now.Add(LinkTokenTTL/2)
 	return tok
 }
