@@ -2,15 +2,12 @@ package roles
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
-	"strings"
 
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/cli"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/nodeid"
 )
@@ -18,9 +15,6 @@ import (
 // gossipKeyContext is the BLAKE3 derive-key context of the gossip key
 // (spec/cluster.md §2).
 const gossipKeyContext = "ron cluster gossip v1"
-
-// maxKeyFile bounds how much of a root key file is read (64 hex + CRLF).
-const maxKeyFile = 2*auth.KeySize + 2
 
 // resolveNodeID is this node's id: cluster.node_id when set, else the ULID
 // of <data>/node.id (created on first start; new per process in amnesia).
@@ -45,7 +39,7 @@ func loadRootKey(c *Config) (keys *auth.Keyring, inMemory bool, err error) {
 		keys, err = auth.LoadOrCreateRootKey(c.DataDir, c.Amnesia)
 		return keys, false, err
 	}
-	keys, err = readKeyFile(c.Cluster.RootKeyFile)
+	keys, err = auth.ReadKeyFile(c.Cluster.RootKeyFile)
 	if errors.Is(err, fs.ErrNotExist) && c.Amnesia {
 		keys, err = auth.GenerateKeyring()
 		return keys, true, err
@@ -59,34 +53,7 @@ func loadRootKey(c *Config) (keys *auth.Keyring, inMemory bool, err error) {
 // readRootKey reads the root key without creating it, for client commands
 // on the node: cluster.root_key_file when set, else <data>/keys/root.key.
 func readRootKey(c *Config) (*auth.Keyring, error) {
-	if c.Cluster.RootKeyFile != "" {
-		return readKeyFile(c.Cluster.RootKeyFile)
-	}
-	return auth.ReadRootKey(c.DataDir)
-}
-
-// readKeyFile reads a root key file in the format of <data>/keys/root.key:
-// 32 raw bytes, or 64 hex characters with an optional trailing newline.
-// A missing file satisfies errors.Is(err, fs.ErrNotExist).
-func readKeyFile(path string) (*auth.Keyring, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read root key: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("read root key %s: %w", path, err)
-	}
-	if len(data) == auth.KeySize {
-		return auth.NewKeyring(data)
-	}
-	s := strings.TrimSuffix(strings.TrimSuffix(string(data), "\n"), "\r")
-	key, err := hex.DecodeString(s)
-	if err != nil || len(key) != auth.KeySize {
-		return nil, fmt.Errorf("%s: %w: want %d hex characters or %d raw bytes", path, auth.ErrBadKey, 2*auth.KeySize, auth.KeySize)
-	}
-	return auth.NewKeyring(key)
+	return cli.Node{DataDir: c.DataDir, RootKeyFile: c.Cluster.RootKeyFile}.RootKey()
 }
 
 // privateReads reports whether this node's reads need a token: then node

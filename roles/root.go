@@ -72,7 +72,7 @@ func (a *app) node() (cli.Node, error) {
 	for _, e := range enabledEntries(cfg) {
 		listen[e.Name] = e.Listen(cfg)
 	}
-	return cli.Node{DataDir: cfg.DataDir, AdminListen: cfg.Admin.Listen, Listen: listen}, nil
+	return cli.Node{DataDir: cfg.DataDir, AdminListen: cfg.Admin.Listen, Listen: listen, RootKeyFile: cfg.Cluster.RootKeyFile}, nil
 }
 
 func rolesCommand() *cobra.Command {

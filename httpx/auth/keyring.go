@@ -59,7 +59,15 @@ func KeyPath(dataDir string) string {
 // A missing file yields an error satisfying errors.Is(err, fs.ErrNotExist), an
 // unreadable one errors.Is(err, fs.ErrPermission), a malformed one ErrBadKey.
 func ReadRootKey(dataDir string) (*Keyring, error) {
-	path := KeyPath(dataDir)
+	return ReadKeyFile(KeyPath(dataDir))
+}
+
+// ReadKeyFile reads a root key file (32 raw bytes, or 64 hex characters
+// with an optional trailing newline) without ever creating it: a node's
+// <data>/keys/root.key or a shared cluster.root_key_file. A missing file
+// yields an error satisfying errors.Is(err, fs.ErrNotExist), an unreadable
+// one errors.Is(err, fs.ErrPermission), a malformed one ErrBadKey.
+func ReadKeyFile(path string) (*Keyring, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("auth: read root key: %w", err)

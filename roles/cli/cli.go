@@ -76,6 +76,16 @@ type Node struct {
 	DataDir     string
 	AdminListen string
 	Listen      map[string]string // enabled role → listen address
+	RootKeyFile string            // cluster.root_key_file; "" = <DataDir>/keys/root.key
+}
+
+// RootKey reads the node's root key without creating it: RootKeyFile when
+// set, else <DataDir>/keys/root.key (errors as auth.ReadKeyFile).
+func (n Node) RootKey() (*auth.Keyring, error) {
+	if n.RootKeyFile != "" {
+		return auth.ReadKeyFile(n.RootKeyFile)
+	}
+	return auth.ReadRootKey(n.DataDir)
 }
 
 // Env gives commands lazy access to the node settings (the root command
@@ -164,7 +174,7 @@ func (f *Flags) TokenSource(env Env, getenv func(string) string, scope string) f
 		if err != nil {
 			return "", err
 		}
-		if keys, err := auth.ReadRootKey(n.DataDir); err == nil {
+		if keys, err := n.RootKey(); err == nil {
 			tok, _, err := keys.Mint(auth.MintOptions{Scopes: []string{scope}, TTL: localTokenTTL})
 			return tok, err
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -51,6 +52,31 @@ func TestTokenSourcePrecedence(t *testing.T) {
 	}
 	if ttl := time.Until(claims.Expires); ttl <= 0 || ttl > localTokenTTL {
 		t.Fatalf("token lifetime %s, want ≤ %s", ttl, localTokenTTL)
+	}
+}
+
+// TestTokenFromRootKeyFile: a node with cluster.root_key_file mints from
+// that file, not from a key left in its data dir.
+func TestTokenFromRootKeyFile(t *testing.T) {
+	dataDir, shared := t.TempDir(), t.TempDir()
+	if _, err := auth.LoadOrCreateRootKey(dataDir, false); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := auth.LoadOrCreateRootKey(shared, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := Env{Node: func() (Node, error) { return Node{DataDir: dataDir, RootKeyFile: auth.KeyPath(shared)}, nil }}
+	tok, err := (&Flags{}).TokenSource(env, noEnv, "storage:write")(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := keys.Verify(tok, time.Now()); err != nil {
+		t.Fatalf("token not minted from root_key_file: %v", err)
+	}
+	missing := Node{DataDir: dataDir, RootKeyFile: auth.KeyPath(t.TempDir())}
+	if _, err := missing.RootKey(); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing root_key_file: %v", err)
 	}
 }
 
