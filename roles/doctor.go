@@ -67,7 +67,7 @@ func doctorNode(file string, cfg *Config, err error) doctor.Node {
 	if err != nil {
 		return n
 	}
-	n.Roles, n.DataDir, n.Amnesia = cfg.Roles, cfg.DataDir, cfg.Amnesia
+	n.Roles, n.DataDir, n.Amnesia, n.RootKeyFile = cfg.Roles, cfg.DataDir, cfg.Amnesia, cfg.Cluster.RootKeyFile
 	if cfg.Enabled("storage") && cfg.Storage.MinFreeBytes > 0 {
 		n.MinFreeBytes = uint64(cfg.Storage.MinFreeBytes)
 	}

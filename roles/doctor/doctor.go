@@ -68,6 +68,7 @@ type Node struct {
 	Listeners    []Listener // admin first, then the enabled roles
 	Dependencies []Dependency
 	MaxClockSkew time.Duration // clock farther off fails; 0 = DefaultMaxClockSkew
+	RootKeyFile  string        // cluster.root_key_file; "" = <DataDir>/keys/root.key
 }
 
 // Space is a filesystem's free and total bytes (for unprivileged users).

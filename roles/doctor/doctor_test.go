@@ -202,6 +202,13 @@ func TestEachFaultIsCaught(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "root_key", Warn, "mode 0755"},
+		{"root_key_file missing", func(t *testing.T, n *Node, _ *System) {
+			n.RootKeyFile = filepath.Join(t.TempDir(), "cluster.key")
+		}, "root_key", Fail, "never creates it"},
+		{"root_key_file readable by others", func(t *testing.T, n *Node, _ *System) {
+			n.RootKeyFile = filepath.Join(t.TempDir(), "cluster.key")
+			write(t, n.RootKeyFile, goodKey, 0o644)
+		}, "root_key", Fail, "cluster.key has mode 0644"},
 		{"dependency unreachable", func(t *testing.T, n *Node, _ *System) {
 			n.Dependencies = []Dependency{{Key: "gateway.storage_url", URL: closedURL(t)}}
 		}, "dependency:gateway.storage_url", Fail, "unreachable"},
