@@ -70,11 +70,13 @@ func TestObservabilityMetricsExported(t *testing.T) {
 	if len(wanted) < 50 {
 		t.Fatalf("the dashboard and alerts name only %d metrics; the extractor is broken", len(wanted))
 	}
-	n := obsStartNode(t)
+	n, cn := obsStartNode(t), obsStartClusterNode(t)
 	obsExercise(t, n)
+	cn.post(cn.token("storage:write"), []byte("observability cluster "+t.Name()))
 	var exp obsExposition
 	pollUntilEvery(readyLimit, 50*time.Millisecond, func() bool {
 		exp = obsScrape(t, n)
+		exp.add(obsScrape(t, cn))
 		return len(obsMissing(t, exp, wanted)) == 0
 	})
 	if missing := obsMissing(t, exp, wanted); len(missing) > 0 {
@@ -103,6 +105,17 @@ func obsStartNode(t *testing.T) *node {
 	edgeCopyFile(t, edgeFixture(t, "pmtiles", "stamen_toner_z3.pmtiles"), filepath.Join(packs, "world.pmtiles"))
 	cfg := writeConfig(t, dir, fmt.Sprintf("[edge]\npacks_dir = %q\n", packs))
 	return startNode(t, nodeOpts{dataDir: dir, args: []string{"--config", cfg, "--index.peers", "http://" + freeAddr(t)}})
+}
+
+// obsStartClusterNode starts `ron serve` with all five roles as a one-node
+// cluster (replication factor 1, so writes succeed alone): membership,
+// replication, repair and index-ownership series exist only in cluster mode.
+func obsStartClusterNode(t *testing.T) *node {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := writeConfig(t, dir, fmt.Sprintf("[cluster]\nenabled = true\nprofile = \"local\"\nlisten = %q\n"+
+		"[storage]\nreplication_factor = 1\n", freeAddr(t)))
+	return startNode(t, nodeOpts{dataDir: dir, args: []string{"--config", cfg}})
 }
 
 // obsExercise sends every role a few requests: reads, a write, a refused
@@ -212,6 +225,18 @@ func obsUsers(refs []obsRef, parsed []obsPromQL, name string) string {
 // obsExposition maps every series name of one scrape to the label names
 // seen on it.
 type obsExposition map[string]map[string]bool
+
+// add merges other's series into e.
+func (e obsExposition) add(other obsExposition) {
+	for name, labels := range other {
+		if e[name] == nil {
+			e[name] = map[string]bool{}
+		}
+		for l := range labels {
+			e[name][l] = true
+		}
+	}
+}
 
 var obsNameRE = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
 

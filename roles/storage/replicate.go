@@ -27,6 +27,14 @@ const (
 	copyFailed   = "failed"
 )
 
+// registerReplicaCopies creates every result series at 0 (cluster mode),
+// so rates and dashboards see the first copy.
+func (m roleMetrics) registerReplicaCopies() {
+	for _, res := range []string{copyOK, copyExisting, copyFailed} {
+		m.counter("storage_replica_copies_total", "result", res)
+	}
+}
+
 // replicaCopy counts one synchronous copy attempt.
 func (m roleMetrics) replicaCopy(result string) {
 	m.counter("storage_replica_copies_total", "result", result).Inc()

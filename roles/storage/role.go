@@ -121,6 +121,7 @@ func (r *Role) Start(ctx context.Context) error {
 	}
 	if r.opt.Cluster != nil {
 		r.peer = r.newPeers()
+		r.metrics.registerReplicaCopies()
 		r.repair.Store(r.newRepairer())
 	}
 	r.registerGauges()
