@@ -114,12 +114,11 @@ func sameValue(a, b reflect.Value) bool {
 }
 
 // clusterRestartOnly lists the changed [cluster] keys a reload cannot
-// apply. index_sync_interval is live only when the index role of this
-// process takes ApplyCluster (or there is none to use it).
-func clusterRestartOnly(cur, next cluster.Config, indexApplies bool) []string {
+// apply.
+func clusterRestartOnly(cur, next cluster.Config) []string {
 	var keys []string
 	for _, k := range clusterChanges(cur, next) {
-		if !clusterHotKeys[k] || (k == "index_sync_interval" && !indexApplies) {
+		if !clusterHotKeys[k] {
 			keys = append(keys, "cluster."+k)
 		}
 	}

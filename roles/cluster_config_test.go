@@ -96,38 +96,35 @@ func TestNodeMeta(t *testing.T) {
 }
 
 // TestClusterRestartOnly: the hot [cluster] keys pass, every other change
-// is named; index_sync_interval is hot only when the index applies it.
+// is named.
 func TestClusterRestartOnly(t *testing.T) {
 	base := cluster.DefaultConfig()
 	cases := []struct {
-		name         string
-		mutate       func(*cluster.Config)
-		indexApplies bool
-		want         []string
+		name   string
+		mutate func(*cluster.Config)
+		want   []string
 	}{
-		{"nothing", func(*cluster.Config) {}, false, nil},
+		{"nothing", func(*cluster.Config) {}, nil},
 		{"hot keys", func(c *cluster.Config) {
 			c.Zone, c.RepairPace, c.RepairInterval, c.RepairWorkers, c.DropExcess = "eu-2", 1<<20, time.Second, 8, false
-		}, false, nil},
-		{"listen and node id", func(c *cluster.Config) { c.Listen, c.NodeID = "127.0.0.1:7947", "n" }, true,
+		}, nil},
+		{"listen and node id", func(c *cluster.Config) { c.Listen, c.NodeID = "127.0.0.1:7947", "n" },
 			[]string{"cluster.node_id", "cluster.listen"}},
-		{"enabled", func(c *cluster.Config) { c.Enabled = true }, true, []string{"cluster.enabled"}},
+		{"enabled", func(c *cluster.Config) { c.Enabled = true }, []string{"cluster.enabled"}},
 		{"join, root key, admission", func(c *cluster.Config) {
 			c.Join, c.RootKeyFile, c.RegistryAdmission = []string{"10.0.0.2:7946"}, "/k", true
-		}, true, []string{"cluster.join", "cluster.root_key_file", "cluster.registry_admission"}},
+		}, []string{"cluster.join", "cluster.root_key_file", "cluster.registry_admission"}},
 		{"repair_after, queue, stall", func(c *cluster.Config) {
 			c.RepairAfter, c.RepairQueue, c.ReplicaStallTimeout = time.Hour, 8, time.Second
-		}, true, []string{"cluster.repair_after", "cluster.repair_queue", "cluster.replica_stall_timeout"}},
-		{"index_sync_interval, index applies", func(c *cluster.Config) { c.IndexSyncInterval = time.Minute }, true, nil},
-		{"index_sync_interval, index does not", func(c *cluster.Config) { c.IndexSyncInterval = time.Minute }, false,
-			[]string{"cluster.index_sync_interval"}},
+		}, []string{"cluster.repair_after", "cluster.repair_queue", "cluster.replica_stall_timeout"}},
+		{"index_sync_interval", func(c *cluster.Config) { c.IndexSyncInterval = time.Minute }, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			next := base
 			next.Join = slices.Clone(base.Join)
 			c.mutate(&next)
-			if got := clusterRestartOnly(base, next, c.indexApplies); !slices.Equal(got, c.want) {
+			if got := clusterRestartOnly(base, next); !slices.Equal(got, c.want) {
 				t.Fatalf("got %v, want %v", got, c.want)
 			}
 		})

@@ -10,22 +10,10 @@ import (
 )
 
 // clusterApplier is implemented by roles that hot-apply [cluster] keys: the
-// storage role (repair pace, interval, workers, drop_excess) and, when it
-// offers it, the index role (index_sync_interval).
+// storage role (repair pace, interval, workers, drop_excess) and the index
+// role (index_sync_interval).
 type clusterApplier interface {
 	ApplyCluster(c cluster.Config) error
-}
-
-// indexAppliesCluster reports whether an index_sync_interval change can be
-// applied live: the index role of this process takes ApplyCluster, or there
-// is no index role to use it.
-func (n *Node) indexAppliesCluster() bool {
-	r, ok := n.roles["index"]
-	if !ok {
-		return true
-	}
-	_, ok = r.(clusterApplier)
-	return ok
 }
 
 // applyCluster applies a reload's [cluster] changes in cluster mode (the

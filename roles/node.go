@@ -191,7 +191,7 @@ func (n *Node) Reload() (version uint64, err error) {
 	}
 	cur := n.cfg.Load()
 	keys := restartOnly(cur, next)
-	keys = append(keys, clusterRestartOnly(cur.Cluster, next.Cluster, n.indexAppliesCluster())...)
+	keys = append(keys, clusterRestartOnly(cur.Cluster, next.Cluster)...)
 	if len(keys) > 0 {
 		return 0, fmt.Errorf("these keys need a restart: %s", strings.Join(keys, ", "))
 	}

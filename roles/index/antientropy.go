@@ -14,12 +14,14 @@ import (
 const antiEntropySettle = 10 * time.Second
 
 // antiEntropy is the task index_antientropy (spec/cluster.md §6): a pass
-// every interval, and one settle after the index membership changed
-// (changes during the wait do not postpone it).
+// every interval (read again after each pass, so a reload applies from the
+// next one), and one settle after the index membership changed (changes
+// during the wait do not postpone it).
 type antiEntropy struct {
-	interval, settle time.Duration
-	mem              cluster.Membership
-	pass             func(ctx context.Context)
+	interval func() time.Duration
+	settle   time.Duration
+	mem      cluster.Membership
+	pass     func(ctx context.Context)
 }
 
 // run schedules passes until ctx ends.
@@ -27,7 +29,7 @@ func (a antiEntropy) run(ctx context.Context) error {
 	changes, unsubscribe := a.mem.Subscribe()
 	defer unsubscribe()
 	last := indexMembers(a.mem.View())
-	tick := time.NewTimer(a.interval)
+	tick := time.NewTimer(a.interval())
 	defer tick.Stop()
 	settle := time.NewTimer(a.settle)
 	settle.Stop()
@@ -50,10 +52,10 @@ func (a antiEntropy) run(ctx context.Context) error {
 		case <-settle.C:
 			waiting = false
 			a.pass(ctx)
-			tick.Reset(a.interval)
+			tick.Reset(a.interval())
 		case <-tick.C:
 			a.pass(ctx)
-			tick.Reset(a.interval)
+			tick.Reset(a.interval())
 		}
 	}
 }

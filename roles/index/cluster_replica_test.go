@@ -163,7 +163,7 @@ func TestAntiEntropySchedule(t *testing.T) {
 		}
 		mem := cluster.NewStatic(view(nil))
 		passes := make(chan time.Duration, 16)
-		ae := antiEntropy{interval: time.Minute, settle: 10 * time.Second, mem: mem,
+		ae := antiEntropy{interval: func() time.Duration { return time.Minute }, settle: 10 * time.Second, mem: mem,
 			pass: func(context.Context) { passes <- time.Since(start) }}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
@@ -196,6 +196,36 @@ func TestAntiEntropySchedule(t *testing.T) {
 		case d := <-passes:
 			t.Fatalf("extra pass at %v", d)
 		default:
+		}
+	})
+}
+
+// TestAntiEntropyIntervalReload: ApplyCluster's index_sync_interval takes
+// effect from the pass after the current wait; a non-positive one is refused.
+func TestAntiEntropyIntervalReload(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &Role{}
+		if err := r.ApplyCluster(cluster.Config{}); err == nil {
+			t.Fatal("a zero index_sync_interval was accepted")
+		}
+		_ = r.ApplyCluster(cluster.Config{IndexSyncInterval: time.Minute})
+		start := time.Now()
+		passes := make(chan time.Duration, 4)
+		ae := antiEntropy{interval: func() time.Duration { return time.Duration(r.syncInterval.Load()) }, settle: time.Second,
+			mem: cluster.NewStatic(testView("node-a", nil, "node-a")), pass: func(context.Context) { passes <- time.Since(start) }}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- ae.run(ctx) }()
+		defer func() { cancel(); <-done }()
+		synctest.Wait() // the first wait (1 min) is armed
+		if err := r.ApplyCluster(cluster.Config{IndexSyncInterval: 10 * time.Second}); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []time.Duration{time.Minute, 70 * time.Second} {
+			if got := <-passes; got != want {
+				t.Errorf("pass at %v, want %v", got, want)
+				return
+			}
 		}
 	})
 }

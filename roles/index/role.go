@@ -86,10 +86,12 @@ type Role struct {
 	applyMu sync.Mutex // serialises Apply and peer rebuilds
 	peers   atomic.Pointer[HedgedPeers]
 	cpeers  *ClusterPeers // cluster mode's peers; nil in static mode
-	setup   peerSetup     // guarded by applyMu
-	built   bool          // setup was built once; guarded by applyMu
-	stopped bool          // Stop closed the peers; guarded by applyMu
-	moves   *runtime.Queue[breakerMove]
+	// syncInterval is index_sync_interval in ns (ApplyCluster changes it live).
+	syncInterval atomic.Int64
+	setup        peerSetup // guarded by applyMu
+	built        bool      // setup was built once; guarded by applyMu
+	stopped      bool      // Stop closed the peers; guarded by applyMu
+	moves        *runtime.Queue[breakerMove]
 
 	open      atomic.Bool  // the store is open
 	lastProbe atomic.Int64 // unix ns of the last good probe; 0 = none or failed

@@ -2,6 +2,8 @@ package index
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/ronhq/ron/runtime/cluster"
 )
@@ -51,9 +53,21 @@ func (r *Role) reconfigureCluster(cfg Config) {
 
 // antiEntropyTask is the worker index_antientropy.
 func (r *Role) antiEntropyTask() func(context.Context) error {
-	ae := antiEntropy{interval: r.clusterConfig().IndexSyncInterval, settle: antiEntropySettle,
+	r.syncInterval.Store(int64(r.clusterConfig().IndexSyncInterval))
+	ae := antiEntropy{interval: func() time.Duration { return time.Duration(r.syncInterval.Load()) }, settle: antiEntropySettle,
 		mem: r.opt.Cluster, pass: r.antiEntropyPass}
 	return ae.run
+}
+
+// ApplyCluster hot-applies the [cluster] keys the index reads live:
+// index_sync_interval, from the pass after the current wait. Other index
+// keys (index_replicas) need a restart; the node refuses them before.
+func (r *Role) ApplyCluster(c cluster.Config) error {
+	if c.IndexSyncInterval <= 0 {
+		return fmt.Errorf("cluster.index_sync_interval: must be positive")
+	}
+	r.syncInterval.Store(int64(c.IndexSyncInterval))
+	return nil
 }
 
 // antiEntropyPass runs one pass and logs its outcome.
