@@ -17,8 +17,8 @@ import (
 	"github.com/ronhq/ron/runtime/cluster"
 )
 
-// clusterStopTimeout bounds the membership's shutdown: Leave (1 s) and
-// Shutdown, after the roles have drained.
+// clusterStopTimeout bounds the membership's shutdown after the roles have
+// drained: the leaving announcement (≤ 0.5 s), Leave (1 s) and Shutdown.
 const clusterStopTimeout = 2 * time.Second
 
 // clusterNode is a Node's process-level cluster machinery (spec/cluster.md
