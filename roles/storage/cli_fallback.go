@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -79,19 +80,39 @@ func rewindFile(f *os.File) error {
 }
 
 // providersOf returns the base URLs of id's providers in the index's order
-// (GET /providers/{b3}).
+// (GET /providers/{b3}). A "not found" is asked once more past the index's
+// caches (Cache-Control: no-cache): the index may hold a negative answer
+// from before the object's copies were announced, a moment after its write.
 func providersOf(ctx context.Context, base string, token func(context.Context) (string, error), id store.ID) ([]string, error) {
 	c := client.New(client.Options{BaseURL: base, Token: token, Role: "cli"})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(ctx, metaTimeout)
 	defer cancel()
+	addrs, err := listProviders(ctx, c, id, false)
+	if IsNotFound(err) {
+		addrs, err = listProviders(ctx, c, id, true)
+	}
+	return addrs, err
+}
+
+// listProviders asks the index once; noCache bypasses its caches.
+func listProviders(ctx context.Context, c *client.Client, id store.ID, noCache bool) ([]string, error) {
+	h := http.Header{"Accept": {"application/json"}}
+	if noCache {
+		h.Set("Cache-Control", "no-cache")
+	}
+	resp, err := c.Do(ctx, &client.Request{Path: "/providers/" + id.String(), Header: h, Op: "GET /providers/{b3}"})
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
 	var list struct {
 		Providers []struct {
 			Addr string `json:"addr"`
 		} `json:"providers"`
 	}
-	if err := c.JSON(ctx, http.MethodGet, "/providers/"+id.String(), nil, &list); err != nil {
-		return nil, err
+	if err := json.NewDecoder(io.LimitReader(resp.Body, client.MaxJSONResponse)).Decode(&list); err != nil {
+		return nil, fmt.Errorf("index answer for the providers of %s: %w", id, err)
 	}
 	addrs := make([]string, 0, len(list.Providers))
 	for _, p := range list.Providers {

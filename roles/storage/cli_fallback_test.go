@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -257,6 +258,40 @@ func TestGetFallbackDefaultIndex(t *testing.T) {
 	code, stdout, err := fbRun(t, fbEnv(t, idx.URL), "cat", w.id, "--server", w.primary.base)
 	if code != 0 || len(stdout) != 0 || w.id != emptyID {
 		t.Fatalf("exit %d (%v), stdout %q, id %s", code, err, stdout, w.id)
+	}
+}
+
+// TestGetFallbackPastNegativeCache: an index whose cache still says "not
+// found" (a lookup from before the copies were announced) is asked once
+// more with Cache-Control: no-cache, and that answer is used.
+func TestGetFallbackPastNegativeCache(t *testing.T) {
+	w := newFBWorld(t, bigBody())
+	fresh := fbIndex(t, w.id, w.holder.URL)
+	var (
+		mu    sync.Mutex
+		asked []string
+	)
+	idx := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		cc := r.Header.Get("Cache-Control")
+		mu.Lock()
+		asked = append(asked, cc)
+		mu.Unlock()
+		if cc != "no-cache" {
+			rw.WriteHeader(http.StatusNotFound)
+			_, _ = rw.Write([]byte(`{"error":{"code":"not_found","message":"no providers"}}`))
+			return
+		}
+		fresh.Config.Handler.ServeHTTP(rw, r)
+	}))
+	t.Cleanup(idx.Close)
+	code, stdout, err := fbRun(t, fbEnv(t, ""), "cat", w.id, "--server", w.primary.base, "--index", idx.URL)
+	if code != 0 || !bytes.Equal(stdout, w.body) {
+		t.Fatalf("exit %d (%v), %d bytes", code, err, len(stdout))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(asked, []string{"", "no-cache"}) {
+		t.Fatalf("index asked with Cache-Control %q", asked)
 	}
 }
 

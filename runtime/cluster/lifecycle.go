@@ -76,12 +76,19 @@ func (c *Cluster) create(ctx context.Context) (*memberlist.Memberlist, error) {
 	return ml, nil
 }
 
+// localPushPull is the full state exchange period of the local profile.
+const localPushPull = 3 * time.Second
+
 // memberlistConfig maps the [cluster] section onto memberlist's config.
 func (c *Cluster) memberlistConfig(ctx context.Context) (*memberlist.Config, error) {
 	cfg := c.opt.Config
 	conf := memberlist.DefaultLANConfig()
 	if cfg.Profile == ProfileLocal {
 		conf = memberlist.DefaultLocalConfig()
+		// On one machine a full state exchange costs nothing, and a member
+		// whose few join gossips were lost under load otherwise waits up to
+		// 15 s for the next one.
+		conf.PushPullInterval = localPushPull
 	}
 	bindIP, bindPort, err := resolveHostPort(ctx, cfg.Listen)
 	if err != nil {
