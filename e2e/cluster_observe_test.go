@@ -1,0 +1,381 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// clObserveLimit bounds one observation request: a node that does not
+// answer within it (killed, stopped) counts as an error, never as a hang.
+const clObserveLimit = 3 * time.Second
+
+// clGet sends one GET bounded by clObserveLimit.
+func clGet(url string) (httpResult, error) {
+	return clReq(clObserveLimit, http.MethodGet, url, nil, nil)
+}
+
+// clReq sends one request through httpClient (whose idle connections
+// TestMain closes before the leak check) under its own deadline and reads
+// the whole answer; transport and body errors are returned.
+func clReq(limit time.Duration, method, url string, h http.Header, body []byte) (httpResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return httpResult{}, err
+	}
+	for k, vs := range h {
+		req.Header[k] = vs
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return httpResult{}, err
+	}
+	defer resp.Body.Close()
+	data, rerr := io.ReadAll(resp.Body)
+	return httpResult{status: resp.StatusCode, header: resp.Header, body: data, err: rerr}, rerr
+}
+
+// memberStatus is one entry of the status document's cluster.members (§9).
+type memberStatus struct {
+	ID    string   `json:"id"`
+	State string   `json:"state"`
+	Roles []string `json:"roles"`
+	Zone  string   `json:"zone"`
+	Since string   `json:"since"`
+}
+
+// repairStatus is the storage role's details.repair (§9).
+type repairStatus struct {
+	State           string   `json:"state"`
+	Pass            int64    `json:"pass"`
+	Scanned         int64    `json:"scanned"`
+	Total           int64    `json:"total"`
+	UnderReplicated int64    `json:"under_replicated"`
+	Queued          int64    `json:"queued"`
+	Skipped         int64    `json:"skipped"`
+	BytesPending    int64    `json:"bytes_pending"`
+	BytesDone       int64    `json:"bytes_done"`
+	RateBytesPerS   float64  `json:"rate_bytes_per_s"`
+	PaceBytesPerS   float64  `json:"pace_bytes_per_s"`
+	BoostUntil      *string  `json:"boost_until"`
+	EtaS            *float64 `json:"eta_s"`
+	Errors          int64    `json:"errors"`
+	LastError       string   `json:"last_error"`
+}
+
+// clStatus is the part of /api/v1/status the cluster tests read.
+type clStatus struct {
+	Ready bool `json:"ready"`
+	Roles []struct {
+		Name    string          `json:"name"`
+		State   string          `json:"state"`
+		Details json.RawMessage `json:"details"`
+	} `json:"roles"`
+	Cluster *struct {
+		NodeID  string         `json:"node_id"`
+		Zone    string         `json:"zone"`
+		Members []memberStatus `json:"members"`
+	} `json:"cluster"`
+}
+
+// status reads n's /api/v1/status.
+func (n *clNode) status() (clStatus, error) {
+	var st clStatus
+	r, err := clGet("http://" + n.admin + "/api/v1/status")
+	if err != nil {
+		return st, err
+	}
+	if r.status != http.StatusOK {
+		return st, fmt.Errorf("status %d: %.200s", r.status, r.body)
+	}
+	if err := json.Unmarshal(r.body, &st); err != nil {
+		return st, fmt.Errorf("status document: %v", err)
+	}
+	if st.Cluster == nil {
+		return st, fmt.Errorf("status document without a top-level cluster object: %.300s", r.body)
+	}
+	return st, nil
+}
+
+// repair is the storage role's details.repair of st.
+func (st clStatus) repair() (repairStatus, error) {
+	for _, r := range st.Roles {
+		if r.Name != "storage" {
+			continue
+		}
+		var d struct {
+			Repair *repairStatus `json:"repair"`
+		}
+		if err := json.Unmarshal(r.Details, &d); err != nil {
+			return repairStatus{}, fmt.Errorf("storage details: %v", err)
+		}
+		if d.Repair == nil {
+			return repairStatus{}, fmt.Errorf("storage details without repair: %.300s", r.Details)
+		}
+		return *d.Repair, nil
+	}
+	return repairStatus{}, fmt.Errorf("status without a storage role")
+}
+
+// members summarises what n's status says about membership, as
+// "id=state …" sorted by id.
+func (st clStatus) members() string {
+	var parts []string
+	for _, m := range st.Cluster.Members {
+		parts = append(parts, m.ID+"="+m.State)
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, " ")
+}
+
+// membersAre reports whether n sees exactly the states want (id → state),
+// plus a description of what it saw.
+func (n *clNode) membersAre(want map[string]string) (bool, string) {
+	st, err := n.status()
+	if err != nil {
+		return false, fmt.Sprintf("%s: %v", n.id, err)
+	}
+	got := map[string]string{}
+	for _, m := range st.Cluster.Members {
+		got[m.ID] = m.State
+	}
+	seen := n.id + " sees [" + st.members() + "]"
+	if len(got) != len(want) {
+		return false, seen
+	}
+	for id, s := range want {
+		if got[id] != s {
+			return false, seen
+		}
+	}
+	return true, seen
+}
+
+// waitMembers polls until every node in observers sees exactly want.
+func (c *testCluster) waitMembers(observers []*clNode, want map[string]string, limit time.Duration, what string) {
+	c.t.Helper()
+	waitFor(c.t, limit, clPollEvery, what, func() (bool, string) {
+		var seen []string
+		ok := true
+		for _, n := range observers {
+			good, s := n.membersAre(want)
+			ok = ok && good
+			seen = append(seen, s)
+		}
+		return ok, strings.Join(seen, "; ")
+	})
+}
+
+// waitConverged waits until every running node sees every node alive.
+func (c *testCluster) waitConverged(limit time.Duration, when string) {
+	c.t.Helper()
+	want := map[string]string{}
+	for _, n := range c.nodes {
+		want[n.id] = "alive"
+	}
+	c.waitMembers(c.running(), want, limit, "all members alive everywhere ("+when+")")
+}
+
+// waitDead waits until every node other than gone sees the members in gone
+// as dead and the rest alive.
+func (c *testCluster) waitDead(gone ...*clNode) {
+	c.t.Helper()
+	want := map[string]string{}
+	var observers []*clNode
+	for _, n := range c.nodes {
+		want[n.id] = "alive"
+		if !slices.Contains(gone, n) {
+			observers = append(observers, n)
+		}
+	}
+	for _, g := range gone {
+		want[g.id] = "dead"
+	}
+	c.waitMembers(observers, want, clDeadLimit, fmt.Sprintf("%v to be seen dead", ids(gone)))
+}
+
+// waitFor polls cond every `every` until it reports true; past limit the
+// test fails with what cond last described.
+func waitFor(t testing.TB, limit, every time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	var last string
+	if !pollUntilEvery(limit, every, func() bool {
+		var ok bool
+		ok, last = cond()
+		return ok
+	}) {
+		t.Fatalf("timed out after %s waiting for %s; last seen: %s", limit, what, last)
+	}
+}
+
+// metricValue reads n's /metrics and returns the sum of the samples named
+// name whose labels contain every pair in labels; found is false when no
+// sample matched.
+func (n *clNode) metricValue(name string, labels ...string) (v float64, found bool, err error) {
+	r, err := clGet("http://" + n.admin + "/metrics")
+	if err != nil {
+		return 0, false, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(r.body))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		sp := strings.LastIndexByte(line, ' ')
+		match := true
+		for _, l := range labels {
+			match = match && strings.Contains(line[:sp], l)
+		}
+		if !match {
+			continue
+		}
+		x, err := strconv.ParseFloat(line[sp+1:], 64)
+		if err != nil {
+			return 0, false, fmt.Errorf("metric line %q: %v", line, err)
+		}
+		v, found = v+x, true
+	}
+	return v, found, nil
+}
+
+// mustMetric is metricValue that fails the test on an error or a missing
+// series.
+func (n *clNode) mustMetric(name string, labels ...string) float64 {
+	n.t.Helper()
+	v, found, err := n.metricValue(name, labels...)
+	if err != nil {
+		n.t.Fatalf("%s: /metrics: %v", n.id, err)
+	}
+	if !found {
+		n.t.Fatalf("%s: /metrics has no %s%v (spec/cluster.md §11)", n.id, name, labels)
+	}
+	return v
+}
+
+// executedBytes is ron_repair_bytes_total{phase="executed"} of n; a series
+// not exported yet (a counter vector before its first increment) is 0.
+func (n *clNode) executedBytes() float64 {
+	n.t.Helper()
+	v, _, err := n.metricValue("ron_repair_bytes_total", `role="storage"`, `phase="executed"`)
+	if err != nil {
+		n.t.Fatalf("%s: /metrics: %v", n.id, err)
+	}
+	return v
+}
+
+// placementAnswer is GET /api/v1/cluster/placement/{b3} (§9).
+type placementAnswer struct {
+	Targets []string `json:"targets"`
+	Holders []string `json:"holders"`
+}
+
+// placement asks n's admin listener for id's targets and holders.
+func (n *clNode) placement(id string) (placementAnswer, error) {
+	var p placementAnswer
+	r, err := clGet("http://" + n.admin + "/api/v1/cluster/placement/" + id)
+	if err != nil {
+		return p, err
+	}
+	if r.status != http.StatusOK {
+		return p, fmt.Errorf("placement %s: %d %.200s", id, r.status, r.body)
+	}
+	if err := json.Unmarshal(r.body, &p); err != nil {
+		return p, fmt.Errorf("placement %s: %q: %v", id, r.body, err)
+	}
+	slices.Sort(p.Targets)
+	slices.Sort(p.Holders)
+	return p, nil
+}
+
+// inventoryOf pages through n's GET /inventory (storage:read_inventory)
+// and returns id → size; errors are returned, not fatal.
+func (c *testCluster) inventoryOf(n *clNode) (map[string]int64, error) {
+	out := map[string]int64{}
+	after := ""
+	for {
+		u := n.url("/inventory?limit=10000")
+		if after != "" {
+			u += "&after=" + after
+		}
+		r, err := clReq(clObserveLimit, http.MethodGet, u, hdr("Authorization", "Bearer "+c.tok), nil)
+		if err != nil {
+			return nil, err
+		}
+		if r.status != http.StatusOK {
+			return nil, fmt.Errorf("GET /inventory on %s: %d %.200s", n.id, r.status, r.body)
+		}
+		var page struct {
+			Items []struct {
+				ID   string `json:"id"`
+				Size int64  `json:"size"`
+			} `json:"items"`
+			Next *string `json:"next"`
+		}
+		if err := json.Unmarshal(r.body, &page); err != nil {
+			return nil, fmt.Errorf("inventory of %s: %v", n.id, err)
+		}
+		for _, it := range page.Items {
+			out[it.ID] = it.Size
+		}
+		if page.Next == nil {
+			return out, nil
+		}
+		after = *page.Next
+	}
+}
+
+// holdersByInventory maps every id in want to the sorted ids of the nodes
+// in ns whose inventory lists it.
+func (c *testCluster) holdersByInventory(ns []*clNode, want []string) (map[string][]string, error) {
+	out := make(map[string][]string, len(want))
+	for _, n := range ns {
+		inv, err := c.inventoryOf(n)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range want {
+			if _, ok := inv[id]; ok {
+				out[id] = append(out[id], n.id)
+			}
+		}
+	}
+	for _, id := range want {
+		slices.Sort(out[id])
+	}
+	return out, nil
+}
+
+// mintToken mints a token with one caveat of scopes through node 0's admin
+// API (loopback needs no admin token); every node verifies it (shared key).
+func (c *testCluster) mintToken(scopes ...string) string {
+	c.t.Helper()
+	body, _ := json.Marshal(map[string]any{"scopes": scopes, "ttl": "1h"})
+	r, err := clReq(clObserveLimit, http.MethodPost, "http://"+c.nodes[0].admin+"/api/v1/tokens", hdr("Content-Type", "application/json"), body)
+	if err != nil {
+		c.t.Fatalf("mint token: %v", err)
+	}
+	var tok struct {
+		Token string `json:"token"`
+	}
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &tok) != nil || tok.Token == "" {
+		c.t.Fatalf("mint token: %d %s", r.status, r.body)
+	}
+	return tok.Token
+}
