@@ -2,7 +2,6 @@ package roles
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,8 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/cli"
 	"github.com/ronhq/ron/runtime/cluster"
 )
@@ -21,10 +18,6 @@ import (
 // clusterCallTimeout bounds one `ron cluster …` call (placement asks every
 // known storage member, up to placementTimeout).
 const clusterCallTimeout = placementTimeout + 2*time.Second
-
-// adminTokenTTL is the lifetime of the admin token the cluster commands
-// mint from the local root key.
-const adminTokenTTL = time.Minute
 
 // clusterFlags are the flags of the `ron cluster` commands.
 type clusterFlags struct {
@@ -78,8 +71,8 @@ func (f *clusterFlags) print(w io.Writer, raw []byte, text func(io.Writer)) erro
 }
 
 // clusterGet GETs path from the admin listener and decodes the answer into
-// out. Unreachable exits 2; an error answer (cluster mode off: 404) exits 1
-// with the envelope's message.
+// out (cli.AdminCall: unreachable exits 2; an error answer, e.g. cluster
+// mode off: 404, exits 1 with the envelope's message).
 func (a *app) clusterGet(ctx context.Context, f *clusterFlags, path string, out any) ([]byte, error) {
 	if f.output != "text" && f.output != "json" {
 		return nil, cli.Exit(cli.ExitFailure, fmt.Errorf("-o must be text or json"))
@@ -87,61 +80,11 @@ func (a *app) clusterGet(ctx context.Context, f *clusterFlags, path string, out 
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, cancel := context.WithTimeout(ctx, clusterCallTimeout)
-	defer cancel()
-	admin, token, err := a.adminTarget(f)
+	admin, token, err := cli.AdminTarget(cli.Env{Node: a.node}, a.getenv, f.admin, f.token)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+admin+path, nil)
-	if err != nil {
-		return nil, cli.Exit(cli.ExitFailure, err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, cli.Exit(cli.ExitUnreachable, fmt.Errorf("admin plane at %s unreachable: %w", admin, err))
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if err != nil {
-		return nil, cli.Exit(cli.ExitUnreachable, fmt.Errorf("admin plane at %s: %w", admin, err))
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, cli.Exit(cli.ExitFailure, httpx.DecodeError(resp.StatusCode, raw))
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return nil, cli.Exit(cli.ExitFailure, fmt.Errorf("admin plane at %s sent an invalid answer: %w", admin, err))
-	}
-	return raw, nil
-}
-
-// adminTarget is the admin listener to ask and the token to send: --token,
-// else $RON_TOKEN, else an admin token minted from the local root key when
-// it is readable, else none (loopback callers need none).
-func (a *app) adminTarget(f *clusterFlags) (admin, token string, err error) {
-	admin, token = f.admin, f.token
-	if token == "" {
-		token = a.getenv("RON_TOKEN")
-	}
-	if admin != "" && token != "" {
-		return admin, token, nil
-	}
-	cfg, err := a.load()
-	if err != nil {
-		return "", "", cli.Exit(cli.ExitFailure, err)
-	}
-	if admin == "" {
-		admin = cfg.Admin.Listen
-	}
-	if token == "" {
-		if keys, err := readRootKey(cfg); err == nil {
-			token, _, _ = keys.Mint(auth.MintOptions{Scopes: []string{"admin"}, TTL: adminTokenTTL})
-		}
-	}
-	return admin, token, nil
+	return cli.AdminCall(ctx, clusterCallTimeout, admin, token, http.MethodGet, path, nil, out)
 }
 
 // printMembers renders the membership as `ron cluster members` and `ron

@@ -178,40 +178,39 @@ func (h *Handlers) clusterPutName(c echo.Context) error {
 		h.countWrite(writeName, err, 1)
 		return err
 	}
-	out := h.clusterWrite(c.Request().Context(), nameWrite{name: name, target: target, cond: cond},
-		h.trustedForward(c), httpx.CorrID(c))
-	switch {
-	case out.relay != nil:
-		return out.relay.write(c)
-	case out.err != nil:
-		return out.err
+	rec, err := h.clusterWriteHTTP(c, nameWrite{name: name, target: target, cond: cond})
+	if rec == nil {
+		return err
 	}
-	c.Response().Header().Set("ETag", etag(out.rec.Version))
-	return writeJSON(c, http.StatusOK, toRecordOut(out.rec))
+	c.Response().Header().Set("ETag", etag(rec.Version))
+	return writeJSON(c, http.StatusOK, toRecordOut(*rec))
 }
 
 // clusterDeleteName is DELETE /names/{name} in cluster mode.
 func (h *Handlers) clusterDeleteName(c echo.Context) error {
-	if err := h.authorize(c, ScopeWrite); err != nil {
-		return err
-	}
-	name, err := parseName(c)
+	name, cond, err := h.deleteRequest(c)
 	if err != nil {
 		return err
 	}
-	cond, err := writeCond(c.Request(), false)
-	if err != nil {
+	rec, err := h.clusterWriteHTTP(c, nameWrite{name: name, del: true, cond: cond})
+	if rec == nil {
 		return err
 	}
-	out := h.clusterWrite(c.Request().Context(), nameWrite{name: name, del: true, cond: cond},
-		h.trustedForward(c), httpx.CorrID(c))
+	return writeJSON(c, http.StatusOK, deletionOf(*rec))
+}
+
+// clusterWriteHTTP runs a name write of an HTTP request through the
+// primary: the written record, or nil with the error to return (nil when
+// the primary's own answer was relayed to the client).
+func (h *Handlers) clusterWriteHTTP(c echo.Context, w nameWrite) (*indexdb.Record, error) {
+	out := h.clusterWrite(c.Request().Context(), w, h.trustedForward(c), httpx.CorrID(c))
 	switch {
 	case out.relay != nil:
-		return out.relay.write(c)
+		return nil, out.relay.write(c)
 	case out.err != nil:
-		return out.err
+		return nil, out.err
 	}
-	return writeJSON(c, http.StatusOK, deletionOf(out.rec))
+	return &out.rec, nil
 }
 
 // deletionOf is the DELETE answer of a tombstone record.

@@ -5,7 +5,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/roles/index/indexdb"
 )
 
@@ -22,11 +21,7 @@ type replicaNamesReply struct {
 // (indexdb.ApplyReplica). A bad body is 400 with details.index and
 // details.field.
 func (h *Handlers) replicaNames(c echo.Context) error {
-	r := c.Request()
-	if err := httpx.RequireJSON(r); err != nil {
-		return err
-	}
-	body, err := httpx.ReadBody(r)
+	body, err := readJSONBody(c)
 	if err != nil {
 		return err
 	}
@@ -34,7 +29,7 @@ func (h *Handlers) replicaNames(c echo.Context) error {
 	if err != nil {
 		return announceError(err, true)
 	}
-	n, err := h.db.ApplyReplica(r.Context(), recs)
+	n, err := h.db.ApplyReplica(c.Request().Context(), recs)
 	if err != nil {
 		return announceError(err, false)
 	}
@@ -48,23 +43,11 @@ func (h *Handlers) replicaNames(c echo.Context) error {
 // /providers body sent by the node that received the batch, stored here
 // as it is (never forwarded again, whoever owns the records).
 func (h *Handlers) replicaProviders(c echo.Context) error {
-	r := c.Request()
-	if err := httpx.RequireJSON(r); err != nil {
-		return err
-	}
-	body, err := httpx.ReadBody(r)
+	recs, err := h.readAnnounce(c)
 	if err != nil {
 		return err
 	}
-	ttl := h.settings().DefaultTTL
-	if ttl <= 0 {
-		ttl = indexdb.DefaultTTL
-	}
-	recs, err := indexdb.DecodeAnnounce(body, ttl)
-	if err != nil {
-		return announceError(err, true)
-	}
-	res, err := h.applyBatch(r.Context(), recs)
+	res, err := h.applyBatch(c.Request().Context(), recs)
 	if err != nil {
 		return err
 	}

@@ -452,19 +452,26 @@ func (h *Handlers) nameHistory(c echo.Context) error {
 	return writeJSON(c, http.StatusOK, out)
 }
 
+// deleteRequest authorizes a DELETE /names/{name} and reads its name and
+// preconditions.
+func (h *Handlers) deleteRequest(c echo.Context) (string, Cond, error) {
+	if err := h.authorize(c, ScopeWrite); err != nil {
+		return "", Cond{}, err
+	}
+	name, err := parseName(c)
+	if err != nil {
+		return "", Cond{}, err
+	}
+	cond, err := writeCond(c.Request(), false)
+	return name, cond, err
+}
+
 // deleteName is DELETE /names/{name}: write a tombstone version.
 func (h *Handlers) deleteName(c echo.Context) error {
 	if h.cl != nil {
 		return h.clusterDeleteName(c)
 	}
-	if err := h.authorize(c, ScopeWrite); err != nil {
-		return err
-	}
-	name, err := parseName(c)
-	if err != nil {
-		return err
-	}
-	cond, err := writeCond(c.Request(), false)
+	name, cond, err := h.deleteRequest(c)
 	if err != nil {
 		return err
 	}

@@ -48,13 +48,32 @@ func (h *Handlers) announce(c echo.Context) error {
 	if err := h.authorize(c, ScopeWrite); err != nil {
 		return err
 	}
-	r := c.Request()
-	if err := httpx.RequireJSON(r); err != nil {
+	recs, err := h.readAnnounce(c)
+	if err != nil {
+		h.countWrite(writeProvider, err, 1)
 		return err
 	}
-	body, err := httpx.ReadBody(r)
+	res, err := h.doAnnounce(c.Request().Context(), recs)
 	if err != nil {
 		return err
+	}
+	return writeJSON(c, http.StatusOK, res)
+}
+
+// readJSONBody reads a JSON request body under the body limit.
+func readJSONBody(c echo.Context) ([]byte, error) {
+	if err := httpx.RequireJSON(c.Request()); err != nil {
+		return nil, err
+	}
+	return httpx.ReadBody(c.Request())
+}
+
+// readAnnounce reads and validates a POST /providers body (also the body
+// of POST /replica/providers): records without ttl_s get default_ttl.
+func (h *Handlers) readAnnounce(c echo.Context) ([]indexdb.Announcement, error) {
+	body, err := readJSONBody(c)
+	if err != nil {
+		return nil, err
 	}
 	ttl := h.settings().DefaultTTL
 	if ttl <= 0 {
@@ -62,15 +81,9 @@ func (h *Handlers) announce(c echo.Context) error {
 	}
 	recs, err := indexdb.DecodeAnnounce(body, ttl)
 	if err != nil {
-		err = announceError(err, true)
-		h.countWrite(writeProvider, err, 1)
-		return err
+		return nil, announceError(err, true)
 	}
-	res, err := h.doAnnounce(r.Context(), recs)
-	if err != nil {
-		return err
-	}
-	return writeJSON(c, http.StatusOK, res)
+	return recs, nil
 }
 
 // doAnnounce applies a batch (the code path of POST /providers and

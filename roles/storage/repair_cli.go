@@ -1,9 +1,7 @@
 package storage
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,8 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/cli"
 	"github.com/ronhq/ron/roles/storage/repair"
 	"github.com/ronhq/ron/runtime/config"
@@ -122,86 +118,19 @@ func paceBody(rate string, d time.Duration) (PaceRequest, error) {
 }
 
 // call sends one request to the admin listener and decodes a 2xx answer
-// into out. Unreachable exits 2; an error answer exits 1 with its message.
+// into out (cli.AdminCall: unreachable exits 2, an error answer exits 1).
 func (f *repairFlags) call(ctx context.Context, env cli.Env, getenv func(string) string, method, path string, in, out any) ([]byte, error) {
 	if f.output != "text" && f.output != "json" {
 		return nil, cli.Exit(cli.ExitFailure, fmt.Errorf("-o must be text or json"))
 	}
-	admin, token, err := f.target(env, getenv)
+	admin, token, err := cli.AdminTarget(env, getenv, f.admin, f.token)
 	if err != nil {
 		return nil, err
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, cancel := context.WithTimeout(ctx, repairCallTimeout)
-	defer cancel()
-	req, err := newAdminRequest(ctx, method, "http://"+admin+path, token, in)
-	if err != nil {
-		return nil, cli.Exit(cli.ExitFailure, err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, cli.Exit(cli.ExitUnreachable, fmt.Errorf("admin plane at %s unreachable: %w", admin, err))
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if err != nil {
-		return nil, cli.Exit(cli.ExitUnreachable, fmt.Errorf("admin plane at %s: %w", admin, err))
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, cli.Exit(cli.ExitFailure, httpx.DecodeError(resp.StatusCode, raw))
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return nil, cli.Exit(cli.ExitFailure, fmt.Errorf("admin plane at %s sent an invalid answer: %w", admin, err))
-	}
-	return raw, nil
-}
-
-func newAdminRequest(ctx context.Context, method, url, token string, in any) (*http.Request, error) {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return nil, err
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, body)
-	if err != nil {
-		return nil, err
-	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	return req, nil
-}
-
-// target is the admin listener and the token to send.
-func (f *repairFlags) target(env cli.Env, getenv func(string) string) (admin, token string, err error) {
-	admin, token = f.admin, f.token
-	if token == "" {
-		token = getenv("RON_TOKEN")
-	}
-	if admin != "" && token != "" {
-		return admin, token, nil
-	}
-	n, err := env.Node()
-	if err != nil {
-		return "", "", cli.Exit(cli.ExitFailure, err)
-	}
-	if admin == "" {
-		admin = n.AdminListen
-	}
-	if token == "" {
-		if keys, err := auth.ReadRootKey(n.DataDir); err == nil {
-			token, _, _ = keys.Mint(auth.MintOptions{Scopes: []string{"admin"}, TTL: time.Minute})
-		}
-	}
-	return admin, token, nil
+	return cli.AdminCall(ctx, repairCallTimeout, admin, token, method, path, in, out)
 }
 
 // print writes v as JSON or its text rendering.
