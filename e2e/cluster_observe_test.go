@@ -321,13 +321,7 @@ func (c *testCluster) inventoryOf(n *clNode) (map[string]int64, error) {
 		if r.status != http.StatusOK {
 			return nil, fmt.Errorf("GET /inventory on %s: %d %.200s", n.id, r.status, r.body)
 		}
-		var page struct {
-			Items []struct {
-				ID   string `json:"id"`
-				Size int64  `json:"size"`
-			} `json:"items"`
-			Next *string `json:"next"`
-		}
+		var page inventoryPage
 		if err := json.Unmarshal(r.body, &page); err != nil {
 			return nil, fmt.Errorf("inventory of %s: %v", n.id, err)
 		}

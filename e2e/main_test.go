@@ -480,13 +480,7 @@ func (n *node) inventory(tok string) map[string]int64 {
 		if resp.status != http.StatusOK {
 			n.t.Fatalf("GET /inventory: %d %s", resp.status, resp.body)
 		}
-		var page struct {
-			Items []struct {
-				ID   string `json:"id"`
-				Size int64  `json:"size"`
-			} `json:"items"`
-			Next *string `json:"next"`
-		}
+		var page inventoryPage
 		if err := json.Unmarshal(resp.body, &page); err != nil {
 			n.t.Fatalf("inventory reply %q: %v", resp.body, err)
 		}
@@ -758,4 +752,13 @@ func sameFiles(t testing.TB, a, b string) {
 			t.Fatalf("comparing %s and %s: %v / %v", a, b, ea, eb)
 		}
 	}
+}
+
+// inventoryPage is one page of storage's GET /inventory.
+type inventoryPage struct {
+	Items []struct {
+		ID   string `json:"id"`
+		Size int64  `json:"size"`
+	} `json:"items"`
+	Next *string `json:"next"`
 }
