@@ -107,10 +107,11 @@ func aliveIDs(v *cluster.View) []string {
 	return out
 }
 
-// runCLI runs the ron command line with args and returns its output.
+// runCLI runs the ron command line with args in an empty environment (the
+// test process's RON_* variables are not config) and returns its output.
 func runCLI(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	root := NewRootCommand(func(int) {})
+	root := (&app{getenv: func(string) string { return "" }, environ: func() []string { return nil }, exit: func(int) {}}).rootCommand()
 	var out bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&out)

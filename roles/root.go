@@ -31,7 +31,12 @@ type app struct {
 // NewRootCommand builds the `ron` command tree. main maps its errors to exit
 // codes (cli.ExitError) and passes os.Exit for the second-signal exit.
 func NewRootCommand(exit func(code int)) *cobra.Command {
-	a := &app{getenv: os.Getenv, environ: os.Environ, exit: exit}
+	return (&app{getenv: os.Getenv, environ: os.Environ, exit: exit}).rootCommand()
+}
+
+// rootCommand builds the command tree over a's environment (tests pass an
+// empty one).
+func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "ron",
 		Short:         "ron: content-addressed storage, index, registry, gateway and edge in one daemon",
