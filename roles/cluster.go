@@ -31,9 +31,12 @@ type clusterNode struct {
 	log       zerolog.Logger
 	admission *admission // nil unless cluster.registry_admission
 
-	mu    sync.Mutex        // guards bound and meta; never held across I/O
+	mu    sync.Mutex        // guards the fields below; never held across I/O
 	bound map[string]string // role → bound listener address, once started
+	want  *Config           // the config whose metadata should be gossiped
+	gen   uint64            // counts changes of want and bound
 	meta  cluster.Meta      // the metadata last handed to the membership
+	send  func(cluster.Meta) error
 
 	wg            sync.WaitGroup     // cluster-run and cluster-admission
 	stopAdmission context.CancelFunc // ends cluster-admission; set by run
@@ -42,7 +45,7 @@ type clusterNode struct {
 // newClusterNode builds the membership of a node in cluster mode; it binds
 // nothing.
 func newClusterNode(cfg *Config, id string, keys *auth.Keyring, log zerolog.Logger, m *runtime.Metrics) (*clusterNode, error) {
-	cn := &clusterNode{id: id, log: log.With().Str("role", "node").Logger(), meta: nodeMeta(cfg, id, nil)}
+	cn := &clusterNode{id: id, log: log.With().Str("role", "node").Logger(), meta: nodeMeta(cfg, id, nil), want: cfg}
 	opt := cluster.Options{Config: cfg.Cluster, NodeID: id, Key: keys.DeriveKey(gossipKeyContext),
 		Meta: cn.meta, Log: cn.log, Metrics: m}
 	if cfg.Cluster.RegistryAdmission {
@@ -53,7 +56,7 @@ func newClusterNode(cfg *Config, id string, keys *auth.Keyring, log zerolog.Logg
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	cn.c = c
+	cn.c, cn.send = c, c.UpdateMeta
 	m.Gauge("role_ready", func() float64 {
 		if len(c.Ready()) == 0 {
 			return 1
@@ -108,7 +111,7 @@ func (cn *clusterNode) run(n *Node, onFail func(error)) {
 		}
 	}
 	cn.setBound(n)
-	if err := cn.updateMeta(n.cfg.Load()); err != nil {
+	if err := cn.updateMeta(nil); err != nil {
 		cn.log.Warn().Err(err).Msg("cluster metadata with bound addresses not applied")
 	}
 }
@@ -123,27 +126,49 @@ func (cn *clusterNode) setBound(n *Node) {
 	}
 	cn.mu.Lock()
 	cn.bound = bound
+	cn.gen++
 	cn.mu.Unlock()
 }
 
-// updateMeta gossips the metadata of cfg (a reload changed the zone, or the
-// listeners are bound) when it differs from the last one; UpdateMeta may
-// wait up to 1 s for the broadcast.
+// updateMeta gossips the metadata of cfg (nil: of the config last given;
+// a reload changed a role URL or the zone, or the listeners are bound) when
+// it differs from the last one; UpdateMeta may wait up to 1 s for the
+// broadcast. It fails, changing nothing, when cfg's metadata does not
+// validate. Concurrent calls (a reload while run gossips the bound
+// addresses) end with the metadata of the latest cfg and bound addresses:
+// a call that finds them changed while it was sending sends again.
 func (cn *clusterNode) updateMeta(cfg *Config) error {
-	cn.mu.Lock()
-	m := nodeMeta(cfg, cn.id, maps.Clone(cn.bound))
-	same := reflect.DeepEqual(m, cn.meta)
-	cn.mu.Unlock()
-	if same {
-		return nil
+	if cfg != nil {
+		cn.mu.Lock()
+		_, err := cluster.EncodeMeta(nodeMeta(cfg, cn.id, cn.bound))
+		if err == nil {
+			cn.want = cfg
+			cn.gen++
+		}
+		cn.mu.Unlock()
+		if err != nil {
+			return err
+		}
 	}
-	if err := cn.c.UpdateMeta(m); err != nil {
-		return err
+	for {
+		cn.mu.Lock()
+		gen, m := cn.gen, nodeMeta(cn.want, cn.id, maps.Clone(cn.bound))
+		same := reflect.DeepEqual(m, cn.meta)
+		cn.mu.Unlock()
+		if same {
+			return nil
+		}
+		if err := cn.send(m); err != nil {
+			return err
+		}
+		cn.mu.Lock()
+		cn.meta = m
+		settled := cn.gen == gen
+		cn.mu.Unlock()
+		if settled {
+			return nil
+		}
 	}
-	cn.mu.Lock()
-	cn.meta = m
-	cn.mu.Unlock()
-	return nil
 }
 
 // stop leaves the cluster and shuts gossip down (after the roles drained),

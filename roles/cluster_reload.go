@@ -3,7 +3,6 @@ package roles
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
@@ -16,13 +15,20 @@ type clusterApplier interface {
 	ApplyCluster(c cluster.Config) error
 }
 
-// applyCluster applies a reload's [cluster] changes in cluster mode (the
-// keys clusterRestartOnly let through): the roles' ApplyCluster, then the
-// zone through the membership's UpdateNode. With cluster mode off nothing
-// reads them.
+// applyCluster applies a reload in cluster mode: the gossip metadata first
+// (memberlist UpdateNode when a role's advertise_url or the zone changed,
+// spec/cluster.md §2; a metadata that does not validate rejects the reload
+// before anything changed), then the [cluster] keys clusterRestartOnly let
+// through, by the roles' ApplyCluster. With cluster mode off nothing reads
+// them.
 func (n *Node) applyCluster(cur, next *Config) error {
-	changed := clusterChanges(cur.Cluster, next.Cluster)
-	if n.cluster == nil || len(changed) == 0 {
+	if n.cluster == nil {
+		return nil
+	}
+	if err := n.cluster.updateMeta(next); err != nil {
+		return fmt.Errorf("cluster metadata: %w", err)
+	}
+	if len(clusterChanges(cur.Cluster, next.Cluster)) == 0 {
 		return nil
 	}
 	for _, e := range enabledEntries(cur) {
@@ -30,11 +36,6 @@ func (n *Node) applyCluster(cur, next *Config) error {
 			if err := a.ApplyCluster(next.Cluster); err != nil {
 				return fmt.Errorf("%s: cluster: %w", e.Name, err)
 			}
-		}
-	}
-	if slices.Contains(changed, "zone") {
-		if err := n.cluster.updateMeta(next); err != nil {
-			return fmt.Errorf("cluster.zone: %w", err)
 		}
 	}
 	return nil
