@@ -20,11 +20,14 @@ var errClusterOff = httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "clu
 // members of L (alive, or departed less than forget_after ago) that answer
 // POST /inventory/has with id, self included when it holds id locally,
 // sorted by id. A member that does not answer within replica_stall_timeout
-// (or before ctx ends) is left out. err is a 404 *httpx.Error when cluster mode is off, or the
-// local engine's failure.
+// (or before ctx ends) is left out. err is a 404 *httpx.Error when cluster
+// mode is off, 503 not_ready before Start, or the local engine's failure.
 func (r *Role) Placement(ctx context.Context, id store.ID) (targets, holders []string, err error) {
 	if r.opt.Cluster == nil {
 		return nil, nil, errClusterOff
+	}
+	if r.repair.Load() == nil { // not started: no engine, no peer client yet (the admin listener serves first)
+		return nil, nil, errNotStarted()
 	}
 	v := r.opt.Cluster.View()
 	targets = placement.IDs(placement.Top(r.cfg.Load().ReplicationFactor, placement.Writable(v), id))

@@ -95,9 +95,14 @@ func (r *Role) repairer() (*repair.Repairer, error) {
 	case r.opt.Cluster == nil:
 		return nil, httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "repair runs only in cluster mode")
 	case rp == nil:
-		return nil, httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNotReady, "storage has not started").WithRetryAfter(5)
+		return nil, errNotStarted()
 	}
 	return rp, nil
+}
+
+// errNotStarted answers a cluster admin call before the role started.
+func errNotStarted() error {
+	return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNotReady, "storage has not started").WithRetryAfter(5)
 }
 
 func (r *Role) handleRepairPace(c echo.Context) error {

@@ -54,9 +54,10 @@ func (x repairExec) Drop(ctx context.Context, id store.ID) error {
 }
 
 // localChunks is repair.ChunkSource over an open object: each chunk is
-// read whole and verified against its sidecar digest. It may be read by the
-// HTTP transport after PutReplica returned, so close and Next exclude each
-// other and Next fails once closed.
+// read whole and verified against its sidecar digest. Next's chunk is a view
+// of a pooled buffer that close gives back, so a push wraps its reader in a
+// replicaBody (close only once no read runs); close and Next also exclude
+// each other and Next fails once closed.
 type localChunks struct {
 	mu     sync.Mutex
 	cr     *chunkReader
@@ -107,9 +108,15 @@ func (x repairExec) Push(ctx context.Context, id store.ID, base string, m repair
 		return false, repair.Fail(reasonLocal, err)
 	}
 	info := obj.Info()
+	// The transport may still read the body after PutReplica returned: the
+	// body releases the object only once that late read is over, and rctx
+	// ends a late read that waits for pacing tokens.
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	src := newLocalChunks(x.r, obj)
-	defer src.close()
-	existing, err := x.r.peers().PutReplica(ctx, base, id, info.Size, info.ContentType, m.Reader(ctx, info.Size, src))
+	body := newReplicaBody(m.Reader(rctx, info.Size, src), src.close)
+	defer body.Close()
+	existing, err := x.r.peers().PutReplica(ctx, base, id, info.Size, info.ContentType, body)
 	if err == nil {
 		return existing, nil
 	}
@@ -119,7 +126,8 @@ func (x repairExec) Push(ctx context.Context, id store.ID, base string, m repair
 	}
 	reason := peer.ReasonOf(err)
 	if reason == peer.ReasonHashMismatch {
-		src.close()
+		cancel()
+		_ = body.Close()
 		x.r.recheck(ctx, id)
 	}
 	return false, repair.Fail(reason, err)

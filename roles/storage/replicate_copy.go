@@ -26,6 +26,7 @@ func isLocalCopyError(err error) bool {
 // X-Ron-Replica (peer.Client.PutReplica). existing: base already held id.
 // Target failures are *peer.PutError; local ones *localCopyError. The object
 // is opened straight from the engine: the write already holds a PUT slot.
+// It is released only once the transport stopped reading it (replicaBody).
 func (r *Role) copyTo(ctx context.Context, base string, id store.ID) (existing bool, err error) {
 	obj, err := r.engine.Open(ctx, id)
 	if err != nil {
@@ -34,8 +35,9 @@ func (r *Role) copyTo(ctx context.Context, base string, id store.ID) (existing b
 	info := obj.Info()
 	rd := &objectReader{ctx: ctx, cr: newChunkReader(obj, r.metrics.chunksVerified()), size: info.Size,
 		done: func() { _ = obj.Close() }}
-	defer rd.Close()
-	existing, err = r.peers().PutReplica(ctx, base, id, info.Size, info.ContentType, rd)
+	body := newReplicaBody(rd, func() { _ = rd.Close() })
+	defer body.Close()
+	existing, err = r.peers().PutReplica(ctx, base, id, info.Size, info.ContentType, body)
 	var se *peer.SourceError
 	if errors.As(err, &se) {
 		return false, &localCopyError{se.Err}

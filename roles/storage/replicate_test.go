@@ -321,4 +321,9 @@ func TestPlacement(t *testing.T) {
 	if _, _, err := off.Placement(context.Background(), id); httpx.AsError(err).Status != http.StatusNotFound {
 		t.Fatalf("cluster off: %v", err)
 	}
+	// The admin listener serves before the roles start: no engine yet.
+	unstarted := New(Options{Config: DefaultConfig(), Cluster: tc.views["node-a"]})
+	if _, _, err := unstarted.Placement(context.Background(), id); httpx.AsError(err).Status != http.StatusServiceUnavailable {
+		t.Fatalf("before Start: %v", err)
+	}
 }
