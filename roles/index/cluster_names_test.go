@@ -228,13 +228,17 @@ func TestClusterQuorum(t *testing.T) {
 }
 
 // TestClusterPrimaryUnreachable: a forward to a primary that does not
-// answer is a 5xx upstream_unavailable, never a local write.
+// answer is a 503 upstream_unavailable with Retry-After (spec/cluster.md
+// §6), never a local write.
 func TestClusterPrimaryUnreachable(t *testing.T) {
 	ct := newCTest(t, 3, "node-a", "node-b", "node-c", "node-d")
 	ct.nodes["node-b"].down.Store(true)
-	code, _, body := ct.do("node-a", "PUT", "/names/blog.example", `{"b3":"`+idA+`"}`, ct.writer, nil)
-	if code < 500 || errorCode([]byte(body)) != httpx.CodeUpstreamUnavailable {
+	code, hdr, body := ct.do("node-a", "PUT", "/names/blog.example", `{"b3":"`+idA+`"}`, ct.writer, nil)
+	if code != 503 || errorCode([]byte(body)) != httpx.CodeUpstreamUnavailable || hdr.Get("Retry-After") == "" {
 		t.Fatalf("PUT with the primary down: %d %s", code, body)
+	}
+	if _, err := ct.nodes["node-a"].h.doSet(context.Background(), "blog.example", mustID(t, idA), Cond{}); httpx.AsError(err).Status != 503 {
+		t.Fatalf("LocalClient write with the primary down: %v", err)
 	}
 	for _, id := range ct.ids {
 		if _, err := ct.local(id, "blog.example"); !errors.Is(err, indexdb.ErrNotFound) {

@@ -149,3 +149,27 @@ func sameSet(a, b []string) bool {
 	}
 	return true
 }
+
+// TestClusterProvidersLargeBatchFitsReplicas: a batch under the body cap
+// whose types are full of HTML characters still reaches the other owners
+// (the replica body is not HTML-escaped, which would grow it sixfold past
+// httpx.JSONBodyCap).
+func TestClusterProvidersLargeBatchFitsReplicas(t *testing.T) {
+	ct := newCTest(t, 3, "node-a", "node-b")
+	typ := strings.Repeat("<", 255)
+	var recs []string
+	for _, id := range objects(indexdb.MaxBatch) {
+		recs = append(recs, `{"b3":"`+id.String()+`","node":"s1","addr":"http://10.0.0.1:5303","ttl_s":600,"type":"`+typ+`"}`)
+	}
+	body := `{"records":[` + strings.Join(recs, ",") + `]}`
+	if len(body) > httpx.JSONBodyCap {
+		t.Fatalf("test batch of %d bytes is over the cap", len(body))
+	}
+	code, _, out := ct.do("node-a", "POST", "/providers", body, ct.writer, nil)
+	if code != 200 || !strings.Contains(out, fmt.Sprintf(`"accepted":%d`, indexdb.MaxBatch)) {
+		t.Fatalf("announce: %d %.300s", code, out)
+	}
+	if got := ct.holders(objects(1)[0]); len(got) != 2 {
+		t.Fatalf("held by %v, want both owners", got)
+	}
+}

@@ -111,12 +111,23 @@ func (h *Handlers) forwardWrite(ctx context.Context, primary cluster.Member, w n
 	ctx, cancel := context.WithTimeout(ctx, forwardTimeout)
 	defer cancel()
 	if _, err := c.Do(ctx, req); err != nil {
-		if he := (*httpx.Error)(nil); !errors.As(err, &he) {
-			err = httpx.NewError(http.StatusBadGateway, httpx.CodeUpstreamUnavailable, "forward to %s: %v", primary.ID, err)
-		}
-		return writeOutcome{err: err}
+		return writeOutcome{err: errForward(primary.ID, err)}
 	}
 	return writeOutcome{relay: rl}
+}
+
+// errForward is the answer to a forwarded write the primary did not answer
+// (unreachable, timed out, breaker open): 503 upstream_unavailable, as
+// every cluster name write that cannot confirm W_idx copies
+// (spec/cluster.md §6; the outcome may be unknown, so retry with
+// If-Match). A 503 of the client (its breaker's Retry-After) is kept.
+func errForward(primary string, err error) error {
+	if he := (*httpx.Error)(nil); errors.As(err, &he) && he.Status == http.StatusServiceUnavailable {
+		return err
+	}
+	return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeUpstreamUnavailable,
+		"the name's primary %s did not answer; the write's outcome is unknown", primary).
+		WithDetails(map[string]any{"primary": primary})
 }
 
 // forwardRequest is the request forwarding w to its primary.

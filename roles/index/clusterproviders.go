@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -89,7 +90,10 @@ func (h *Handlers) replicateProviders(ctx context.Context, groups map[string][]i
 }
 
 // encodeAnnounce is the POST /providers body of recs, every ttl_s
-// explicit (so the receiver's default TTL plays no part).
+// explicit (so the receiver's default TTL plays no part). HTML characters
+// are not escaped: a type or addr full of '<' or '&' would otherwise grow
+// sixfold, and a batch the receiving node accepted could exceed the
+// owners' body cap (httpx.JSONBodyCap) and fail on every resend.
 func encodeAnnounce(recs []indexdb.Announcement) []byte {
 	in := struct {
 		Records []announceJSON `json:"records"`
@@ -98,8 +102,11 @@ func encodeAnnounce(recs []indexdb.Announcement) []byte {
 		in.Records = append(in.Records, announceJSON{B3: a.ID.String(), Node: a.Node, Addr: a.Addr,
 			TTLS: int64(a.TTL / time.Second), Region: a.Region, Type: a.Type})
 	}
-	b, _ := json.Marshal(in) // strings and integers only: cannot fail
-	return b
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(in) // strings and integers only: cannot fail
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // pick returns recs at positions idx.
