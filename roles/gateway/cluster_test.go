@@ -3,6 +3,8 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -87,6 +89,27 @@ func TestClusterStorageMembers(t *testing.T) {
 	}
 	if _, ok := h.r.Details().(map[string]any)["breakers"].(map[string]string)["storage@s-near"]; ok {
 		t.Fatal("the dead member's link is still listed")
+	}
+}
+
+// TestClusterUploadsSpread: a POST /o (id not known yet) ranks the storage
+// members by its correlation id, so uploads spread over the members
+// instead of all going to one coordinator.
+func TestClusterUploadsSpread(t *testing.T) {
+	created := func(w http.ResponseWriter, _ *http.Request, _ []byte) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = io.WriteString(w, `{"cid":"b3:00","size":1,"created":true}`)
+	}
+	a, b := newStub(created), newStub(created)
+	st := cluster.NewStatic(clusterView(clusterMember("s-a", "", "storage", a.listen(t)),
+		clusterMember("s-b", "", "storage", b.listen(t))))
+	h := startGateway(t, baseConfig(), Locals{}, inCluster(st))
+	for i := range 16 {
+		want(t, "POST /o", h.do("POST", "/o", []byte("x"), "X-Corr-ID", fmt.Sprintf("upload-%02d", i), "Authorization", h.bearer("", "storage:write")), 201, "")
+	}
+	if a.count() == 0 || b.count() == 0 || a.count()+b.count() != 16 {
+		t.Fatalf("uploads per member: s-a %d, s-b %d", a.count(), b.count())
 	}
 }
 

@@ -173,7 +173,10 @@ func (r *Role) serveChunks(c echo.Context, cl *call) error {
 // serveObjectWrite passes POST /o and PUT /o/{b3} to storage, streaming the
 // (capped, paced) body; writes are never retried.
 func (r *Role) serveObjectWrite(c echo.Context, cl *call) error {
-	path, key := "/o", []byte(nil) // POST: this gateway's own member order
+	// POST: the id is not known yet; the correlation id spreads uploads
+	// over the storage members (same zone first) instead of sending every
+	// one to the same coordinator.
+	path, key := "/o", []byte(httpx.CorrID(c))
 	if segs := rawSegments(c.Request()); len(segs) > 1 {
 		id, err := objectParam(segs[1])
 		if err != nil {

@@ -115,8 +115,8 @@ func (cp *ClusterPeers) ownership() ownership {
 // current returns the clients of the current View, rebuilding them when the
 // View changed since the last call.
 func (cp *ClusterPeers) current() map[string]*memberClients {
-	v := cp.mem.View()
 	cp.mu.Lock()
+	v := cp.mem.View() // read under the lock: an older View never replaces a newer set
 	if v == cp.view && cp.members != nil {
 		m := cp.members
 		cp.mu.Unlock()
