@@ -55,9 +55,14 @@ type Members struct {
 var _ index.Client = (*Members)(nil)
 
 // NewMembers builds the clients of the current index members; it does no
-// I/O. Run keeps them current.
+// I/O. Run keeps them current. opt.Client.Metrics is not used: the
+// clients' per-member series stay private.
 func NewMembers(opt MembersOptions) *Members {
 	opt.Client.Retries = -1
+	// Per-member series (breaker state, per-target timeouts) would outlive
+	// the members that leave: member clients keep them private, as the
+	// gateway's member links do.
+	opt.Client.Metrics = nil
 	pool := NewPool(PoolOptions[*index.HTTPClient]{Membership: opt.Membership, Role: indexRole, Zone: opt.Zone,
 		Log: opt.Log, Retire: (*index.HTTPClient).Close,
 		Build: func(_, url string) (*index.HTTPClient, error) {
