@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ronhq/ron/internal/tooltest"
 )
 
 // Cluster e2e settings (spec/cluster.md §13, issue 7). repair_after is the
@@ -265,7 +267,8 @@ var hostAlloc struct {
 }
 
 // allocHosts returns count hosts whose fixed ports are free, or skips the
-// test where 127.0.0.2 cannot be bound (non-Linux loopback).
+// test where 127.0.0.2 cannot be bound (non-Linux loopback; fails instead
+// under RON_REQUIRE_TOOLS, as CI sets it).
 func allocHosts(t *testing.T, count int) []string {
 	t.Helper()
 	hostAlloc.Lock()
@@ -274,7 +277,7 @@ func allocHosts(t *testing.T, count int) []string {
 		hostAlloc.checked, hostAlloc.ok = true, canBind("127.0.0.2")
 	}
 	if !hostAlloc.ok {
-		t.Skip("cluster e2e needs the loopback addresses 127.0.0.2… (Linux); 127.0.0.2 cannot be bound here")
+		tooltest.Missing(t, "cluster e2e needs the loopback addresses 127.0.0.2… (Linux); 127.0.0.2 cannot be bound here")
 	}
 	dir := filepath.Join(os.TempDir(), "ron-e2e-cluster-hosts")
 	if err := os.MkdirAll(dir, 0o777); err != nil {
