@@ -4,19 +4,12 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/ronhq/ron/httpx/netcfg"
 	"github.com/ronhq/ron/roles/edge/live"
-)
-
-// Name rules of spec/edge.md §4.1 (pack names) and §7.1 (origin names).
-var (
-	packNameRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-	originNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+	"github.com/ronhq/ron/roles/edge/packs"
 )
 
 // keyError is a validation error naming "edge.<key>".
@@ -116,21 +109,18 @@ func (c Config) checkDurations() error {
 }
 
 // checkPacks checks the pack keys: the enums, and that every listed file
-// is a .pmtiles or .mbtiles file whose stem is a valid pack name.
+// is a .pmtiles or .mbtiles file whose stem is a valid pack name (the pack
+// set's own rule, packs.CheckFile).
 func (c Config) checkPacks() error {
 	switch {
-	case c.VerifyPacks != "basic" && c.VerifyPacks != "full":
+	case c.VerifyPacks != packs.VerifyBasic && c.VerifyPacks != packs.VerifyFull:
 		return keyError("verify_packs", "%q is not basic or full", c.VerifyPacks)
-	case c.PackErrors != "fail" && c.PackErrors != "skip":
+	case c.PackErrors != packs.ErrorsFail && c.PackErrors != packs.ErrorsSkip:
 		return keyError("pack_errors", "%q is not fail or skip", c.PackErrors)
 	}
 	for _, f := range c.Packs {
-		ext := filepath.Ext(f)
-		if ext != ".pmtiles" && ext != ".mbtiles" {
-			return keyError("packs", "%q is not a .pmtiles or .mbtiles file", f)
-		}
-		if stem := strings.TrimSuffix(filepath.Base(f), ext); !packNameRE.MatchString(stem) {
-			return keyError("packs", "%q: the name %q does not match %s", f, stem, packNameRE)
+		if err := packs.CheckFile(f); err != nil {
+			return keyError("packs", "%v", err)
 		}
 	}
 	return nil
@@ -152,14 +142,15 @@ func (c Config) checkHeaders() error {
 	return nil
 }
 
-// checkOrigins checks [[edge.origins]]: unique names of §7.1, URLs by the
-// live fill's own rules, sane options.
+// checkOrigins checks [[edge.origins]]: names and URLs by the live fill's
+// own rules (live.ParseOrigin, §7.1), unique names, sane options.
 func (c Config) checkOrigins() error {
 	seen := make(map[string]bool, len(c.Origins))
 	for i, o := range c.Origins {
+		if _, err := live.ParseOrigin(o.Name, o.URL, o.AllowInsecure); err != nil {
+			return keyError("origins", "[%d] %s: %v", i, o.Name, err)
+		}
 		switch {
-		case !originNameRE.MatchString(o.Name):
-			return keyError("origins", "[%d]: name %q does not match %s", i, o.Name, originNameRE)
 		case seen[o.Name]:
 			return keyError("origins", "name %q is listed twice", o.Name)
 		case o.DefaultTTL < 0:
@@ -168,9 +159,6 @@ func (c Config) checkOrigins() error {
 			return keyError("origins", "%s: max_tries must be within 1–10, got %d", o.Name, *o.MaxTries)
 		}
 		seen[o.Name] = true
-		if _, err := live.ParseOrigin(o.Name, o.URL, o.AllowInsecure); err != nil {
-			return keyError("origins", "%s: %v", o.Name, err)
-		}
 	}
 	return nil
 }

@@ -174,12 +174,3 @@ func (c *firstByteCtx) stop() {
 		in.cancel(context.Canceled)
 	}
 }
-
-// firstByte returns a firstByteCtx of parent ending d from now unless
-// committed reports true by then, and its stop (call it when the handler
-// returns).
-func firstByte(parent context.Context, d time.Duration, committed *atomic.Bool) (context.Context, func()) {
-	c := &firstByteCtx{}
-	c.init(parent, d, committed)
-	return c, c.stop
-}

@@ -156,3 +156,12 @@ func TestChunkWriter(t *testing.T) {
 		t.Fatalf("write timeouts counted %d times, want 1", timeouts)
 	}
 }
+
+// firstByte returns a firstByteCtx of parent ending d from now unless
+// committed reports true by then, and its stop (call it when the handler
+// returns).
+func firstByte(parent context.Context, d time.Duration, committed *atomic.Bool) (context.Context, func()) {
+	c := &firstByteCtx{}
+	c.init(parent, d, committed)
+	return c, c.stop
+}

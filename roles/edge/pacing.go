@@ -22,12 +22,6 @@ const (
 // incer counts an event (a *metrics.Counter).
 type incer interface{ Inc() }
 
-// incFunc adapts a func to incer.
-type incFunc func()
-
-// Inc implements incer.
-func (f incFunc) Inc() { f() }
-
 // committer is told once when a response commits its headers.
 type committer interface{ commit(h http.Header) }
 
@@ -50,14 +44,6 @@ type chunkWriter struct {
 	paced     bool             // a write deadline was set for a body write
 	lr        io.LimitedReader // ReadFrom's piece
 	timedOut  bool
-}
-
-// newChunkWriter returns a chunkWriter over w counting write timeouts with
-// timeouts.
-func newChunkWriter(w http.ResponseWriter, timeouts func()) *chunkWriter {
-	cw := &chunkWriter{}
-	cw.init(w, incFunc(timeouts), nil)
-	return cw
 }
 
 // init sets cw up over w.

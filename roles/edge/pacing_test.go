@@ -229,3 +229,17 @@ func TestFirstByteCauseUnarmed(t *testing.T) {
 		c.stop()
 	})
 }
+
+// incFunc adapts a func to incer.
+type incFunc func()
+
+// Inc implements incer.
+func (f incFunc) Inc() { f() }
+
+// newChunkWriter returns a chunkWriter over w counting write timeouts with
+// timeouts.
+func newChunkWriter(w http.ResponseWriter, timeouts func()) *chunkWriter {
+	cw := &chunkWriter{}
+	cw.init(w, incFunc(timeouts), nil)
+	return cw
+}

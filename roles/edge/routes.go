@@ -107,8 +107,7 @@ func absoluteForm(req *http.Request) bool {
 
 // allowOf is the Allow value of a route template.
 func allowOf(route string) string {
-	switch route {
-	case routeObject, routePacks, routePack, routeTiles:
+	if isCORSRoute(route) {
 		return "GET, HEAD, OPTIONS"
 	}
 	if opsRoutes[route] {

@@ -19,8 +19,6 @@ func (c *Cache) blobPath(id store.ID) string {
 	return filepath.Join(c.dir, "blobs", h[:2], h)
 }
 
-func openRead(path string) (*os.File, error) { return os.Open(path) }
-
 // openDisk creates the layout, clears blobs/tmp and loads meta.db.
 func (c *Cache) openDisk() error {
 	for _, d := range []string{c.dir, c.blobsDir(), c.tmpDir()} {

@@ -42,7 +42,7 @@ func (c *Cache) openBlob(id store.ID, rec *blobRec, idle *os.File) (Blob, bool) 
 	f := idle
 	if f == nil {
 		var err error
-		if f, err = openRead(c.blobPath(id)); err != nil {
+		if f, err = os.Open(c.blobPath(id)); err != nil {
 			c.blobMissing(id, rec, err)
 			return nil, false
 		}

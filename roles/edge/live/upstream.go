@@ -3,7 +3,6 @@ package live
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/netip"
@@ -11,18 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ronhq/ron/roles/edge/fillq"
 	"github.com/ronhq/ron/roles/edge/httpcache"
 	"github.com/ronhq/ron/runtime"
 )
 
 // viaValue is this hop's Via member (§7.5).
 const viaValue = "1.1 ron-edge"
-
-// Retry backoff of §7.5: min(800 ms, 50 ms · 2^n) + U[0, 50 ms].
-const (
-	backoffBase = 50 * time.Millisecond
-	backoffMax  = 800 * time.Millisecond
-)
 
 // peer is the client as the origin learns of it.
 type peer struct {
@@ -104,7 +98,7 @@ func (l *Live) roundTrip(ctx context.Context, req *http.Request, p tryPlan) (*up
 		if !retryable(u, err) || n+1 >= p.tries {
 			return u, err
 		}
-		delay := backoffDelay(n)
+		delay := fillq.RetryDelay(n)
 		if !p.deadline.IsZero() && time.Until(p.deadline) <= delay {
 			return u, err
 		}
@@ -124,15 +118,6 @@ func retryable(u *upstreamResp, err error) bool {
 		return errors.Is(err, errFillTimeout)
 	}
 	return u.status() == http.StatusServiceUnavailable || u.status() == http.StatusGatewayTimeout
-}
-
-// backoffDelay is the sleep before retry n (0-based).
-func backoffDelay(n int) time.Duration {
-	d := backoffMax
-	if n < 5 {
-		d = min(backoffMax, backoffBase<<n)
-	}
-	return d + rand.N(backoffBase+1)
 }
 
 // failureOf classifies an exchange error for stale serving (§7.4): the

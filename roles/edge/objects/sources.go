@@ -3,33 +3,17 @@ package objects
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/edge/fillq"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/verified"
 	"github.com/ronhq/ron/store/verified/vfetch"
 )
-
-// Retry delays of one source (spec/edge.md §7.5): min(800 ms, 50 ms·2^n) +
-// U[0, 50 ms] before retry n.
-const (
-	retryBase = 50 * time.Millisecond
-	retryMax  = 800 * time.Millisecond
-)
-
-// retryDelay is the wait before retry n (0-based).
-func retryDelay(n int) time.Duration {
-	d := retryMax
-	if n < 5 {
-		d = min(retryMax, retryBase<<n)
-	}
-	return d + rand.N(retryBase+1)
-}
 
 // attemptFunc tries one source once. done reports that the attempt settled
 // the request (its answer began, or it failed after bytes went out), so no
@@ -111,7 +95,7 @@ func (o *Objects) trySource(ctx context.Context, src *Source, id store.ID, lim L
 // retryAllowed sleeps before retry n unless that would pass deadline; false
 // when no retry may follow.
 func (o *Objects) retryAllowed(ctx context.Context, n int, deadline time.Time) bool {
-	d := retryDelay(n)
+	d := fillq.RetryDelay(n) // §7.5
 	if !deadline.IsZero() && time.Now().Add(d).After(deadline) {
 		return false
 	}

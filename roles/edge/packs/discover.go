@@ -82,6 +82,11 @@ func dirCandidate(dir string, e os.DirEntry) (candidate, bool) {
 	return named(candidate{path: filepath.Join(dir, base), kind: kind}), true
 }
 
+// CheckFile reports why a listed pack file (Options.Files, the packs key)
+// cannot mount, judged by its path alone: a name that is not valid (§4.1)
+// or an extension other than .pmtiles and .mbtiles. nil when neither.
+func CheckFile(path string) error { return listedCandidate(path).err }
+
 // listedCandidate turns an Options.Files entry into a candidate; a file
 // with another extension is a mount error.
 func listedCandidate(path string) candidate {

@@ -125,3 +125,19 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// CheckFile judges a listed file by its path: extension and name (§4.1).
+func TestCheckFile(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		ok   bool
+	}{
+		{"/data/world.pmtiles", true}, {"rel/World_1.2-x.mbtiles", true},
+		{"/data/world.zip", false}, {"/data/world.PMTILES", false}, {"/data/-world.pmtiles", false},
+		{"/data/.pmtiles", false}, {"/data/a b.mbtiles", false},
+	} {
+		if err := CheckFile(c.path); (err == nil) != c.ok {
+			t.Errorf("CheckFile(%q) = %v", c.path, err)
+		}
+	}
+}
