@@ -101,12 +101,7 @@ func (c *coalesceConn) writeHeldWith(p []byte) (int, error) {
 // flush sends the held bytes, if any. A failure closes the connection:
 // there is no caller to report it to.
 func (c *coalesceConn) flush() {
-	if c.n == 0 {
-		return
-	}
-	_, err := c.Conn.Write(c.held[:c.n])
-	c.release()
-	if err != nil {
+	if err := c.sendHeld(); err != nil {
 		_ = c.Conn.Close()
 	}
 }

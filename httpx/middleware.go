@@ -157,7 +157,7 @@ func (s *Server) observing(c echo.Context, next echo.HandlerFunc) error {
 // then runs next under the handler deadline. The in-flight count covers
 // everything after it.
 func (s *Server) admitting(c echo.Context, next echo.HandlerFunc) error {
-	if max := int64(s.limits().MaxInflight); max > 0 && !opsPaths[c.Path()] && !s.opt.LongLived(c.Request().Method, c.Path()) {
+	if max := int64(s.Limits().MaxInflight); max > 0 && !opsPaths[c.Path()] && !s.opt.LongLived(c.Request().Method, c.Path()) {
 		defer s.inflight.Add(-1)
 		if s.inflight.Add(1) > max {
 			return s.busy(c, CodeBusy, "too many requests in flight")
@@ -241,7 +241,7 @@ func (s *Server) rateCheck(c echo.Context) error {
 // connCapCheck refuses a request from an address over max_conns_per_ip
 // (429 busy, the connection closed after the answer).
 func (s *Server) connCapCheck(c echo.Context) error {
-	capN := s.limits().MaxConnsPerIP
+	capN := s.Limits().MaxConnsPerIP
 	if capN <= 0 || opsPaths[c.Path()] {
 		return nil
 	}

@@ -98,10 +98,8 @@ func (s *Server) SetLimits(l Limits) {
 	s.limiter.Store(rate.NewLimiter(rate.Limit(l.RPS), max(int(l.RPS), 1)))
 }
 
-func (s *Server) limits() Limits { return *s.lim.Load() }
-
 // Limits returns the limits in force (the last SetLimits).
-func (s *Server) Limits() Limits { return s.limits() }
+func (s *Server) Limits() Limits { return *s.lim.Load() }
 
 // NewServer builds the router and middleware chain. It binds nothing.
 func NewServer(opt ServerOptions) *Server {

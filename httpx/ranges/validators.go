@@ -64,12 +64,11 @@ func ifRangeAllowsFor(r *http.Request, v Validators) bool {
 	if IfRangeAllows(r, v.ETag) {
 		return true
 	}
-	vals := r.Header.Values("If-Range")
-	if len(vals) != 1 || !v.StrongDate || v.LastModified.IsZero() {
+	if !v.StrongDate || v.LastModified.IsZero() {
 		return false
 	}
-	d, err := http.ParseTime(trimOWS(vals[0]))
-	return err == nil && d.Equal(seconds(v.LastModified))
+	d, ok := headerDate(r, "If-Range")
+	return ok && d.Equal(seconds(v.LastModified))
 }
 
 // headerDate parses the single line of a date-valued request field.

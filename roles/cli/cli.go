@@ -4,7 +4,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -184,12 +183,11 @@ func (f *Flags) TokenSource(env Env, getenv func(string) string, scope string) f
 
 // AdminToken asks the local admin plane for a short-lived token.
 func AdminToken(ctx context.Context, adminListen, scope string) (string, error) {
-	body, _ := json.Marshal(map[string]any{"scopes": []string{scope}, "ttl": localTokenTTL.String()})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+adminListen+"/api/v1/tokens", bytes.NewReader(body))
+	req, err := adminRequest(ctx, http.MethodPost, "http://"+adminListen+"/api/v1/tokens", "",
+		map[string]any{"scopes": []string{scope}, "ttl": localTokenTTL.String()})
 	if err != nil {
 		return "", err
 	}
-	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return "", fmt.Errorf("no readable root key and the admin plane at %s is unreachable: %w", adminListen, err)

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -99,12 +100,7 @@ func (b *inbox) drain(apply func(nodeEvent)) {
 	spilled := b.spill
 	b.spill = nil
 	b.mu.Unlock()
-	names := make([]string, 0, len(spilled))
-	for name := range spilled {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(spilled)) {
 		apply(spilled[name])
 	}
 }

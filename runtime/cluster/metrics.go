@@ -11,6 +11,9 @@ const metricRole = "node"
 // memberEvents are the values of ron_cluster_member_events_total{event}.
 var memberEvents = []string{"join", "update", "dead", "left", "conflict", "unlisted"}
 
+// memberStates are the values of ron_cluster_members{state}.
+var memberStates = []State{StateAlive, StateDead, StateLeft}
+
 // memberMetrics exports ron_cluster_members{state} and
 // ron_cluster_member_events_total{event}, all with role="node".
 type memberMetrics struct {
@@ -27,7 +30,7 @@ func newMemberMetrics(m *runtime.Metrics) memberMetrics {
 	for _, ev := range memberEvents {
 		mm.m.Counter("cluster_member_events_total", "role", metricRole, "event", ev)
 	}
-	for _, s := range []State{StateAlive, StateDead, StateLeft} {
+	for _, s := range memberStates {
 		mm.m.Gauge("cluster_members", nil, "role", metricRole, "state", string(s))
 	}
 	return mm
@@ -44,7 +47,7 @@ func (mm memberMetrics) members(v *View) {
 	for _, m := range v.Members {
 		n[m.State]++
 	}
-	for _, s := range []State{StateAlive, StateDead, StateLeft} {
+	for _, s := range memberStates {
 		mm.m.Gauge("cluster_members", nil, "role", metricRole, "state", string(s)).Set(float64(n[s]))
 	}
 }

@@ -137,14 +137,13 @@ func (c *Cluster) joinLoop(ctx context.Context, ml *memberlist.Memberlist) {
 // tryJoin tries each join address once and records success: some address
 // answered and another node is alive (a join list naming only this node is
 // no join until others joined it).
-func (c *Cluster) tryJoin(ctx context.Context, ml *memberlist.Memberlist) bool {
+func (c *Cluster) tryJoin(ctx context.Context, ml *memberlist.Memberlist) {
 	contacted := c.joinEach(ctx, ml)
 	if contacted == 0 || ml.NumMembers() < 2 {
-		return false
+		return
 	}
 	c.joined.Store(true)
 	c.log.Info().Int("contacted", contacted).Int("members", ml.NumMembers()).Msg("joined the cluster")
-	return true
 }
 
 // joinEach pushes and pulls state with each join address (memberlist Join,

@@ -2,7 +2,7 @@ package cluster
 
 import (
 	"slices"
-	"sort"
+	"strings"
 	"time"
 
 	"github.com/ronhq/ron/runtime/cluster/rendezvous"
@@ -64,21 +64,13 @@ type View struct {
 // NewView builds a View, sorting members by id.
 func NewView(self string, members []Member, changed time.Time) *View {
 	ms := slices.Clone(members)
-	sort.Slice(ms, func(i, j int) bool { return ms[i].ID < ms[j].ID })
+	slices.SortFunc(ms, func(a, b Member) int { return strings.Compare(a.ID, b.ID) })
 	return &View{Self: self, Members: ms, Changed: changed}
 }
 
 // Member returns the member with id.
 func (v *View) Member(id string) (Member, bool) {
-	i, ok := slices.BinarySearchFunc(v.Members, id, func(m Member, id string) int {
-		switch {
-		case m.ID < id:
-			return -1
-		case m.ID > id:
-			return 1
-		}
-		return 0
-	})
+	i, ok := slices.BinarySearchFunc(v.Members, id, func(m Member, id string) int { return strings.Compare(m.ID, id) })
 	if !ok {
 		return Member{}, false
 	}

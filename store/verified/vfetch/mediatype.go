@@ -1,17 +1,18 @@
 package vfetch
 
-import "mime"
+import (
+	"mime"
+
+	"github.com/ronhq/ron/store"
+)
 
 // OctetStream is the Content-Type MediaType gives an unusable value.
 const OctetStream = "application/octet-stream"
 
-// maxMediaType is the longest Content-Type kept (storage's limit).
-const maxMediaType = 255
-
-// MediaType returns v when it parses as a media type of at most 255 bytes,
-// else application/octet-stream.
+// MediaType returns v when it parses as a media type of at most
+// store.MaxContentTypeLen (255) bytes, else application/octet-stream.
 func MediaType(v string) string {
-	if v == "" || len(v) > maxMediaType {
+	if v == "" || len(v) > store.MaxContentTypeLen {
 		return OctetStream
 	}
 	if _, _, err := mime.ParseMediaType(v); err != nil {
