@@ -83,6 +83,22 @@ func (p *Pool[T]) Run(ctx context.Context) error {
 // condition on the entries: take Synced, check, then wait on it.
 func (p *Pool[T]) Synced() <-chan struct{} { return *p.synced.Load() }
 
+// WaitFor blocks until cond holds for the pool's entries, checked now and
+// after every sync, and reports true; false when ctx ends first.
+func (p *Pool[T]) WaitFor(ctx context.Context, cond func([]Entry[T]) bool) bool {
+	for {
+		synced := p.Synced()
+		if cond(p.Entries()) {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-synced:
+		}
+	}
+}
+
 // Len returns the number of members in the pool.
 func (p *Pool[T]) Len() int { return len(*p.cur.Load()) }
 

@@ -162,15 +162,5 @@ func (ms *members) describe() []string {
 // waitRegistry blocks until the registry pool has a member or ctx ends
 // (false).
 func (ms *members) waitRegistry(ctx context.Context) bool {
-	for {
-		synced := ms.registry.Synced()
-		if ms.registry.Len() > 0 {
-			return true
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-synced:
-		}
-	}
+	return ms.registry.WaitFor(ctx, func(es []clusterindex.Entry[*api.HTTPClient]) bool { return len(es) > 0 })
 }

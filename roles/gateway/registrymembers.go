@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"slices"
 
 	"github.com/ronhq/ron/roles/clusterindex"
 	"github.com/ronhq/ron/roles/registry/api"
@@ -62,30 +63,13 @@ func (r *registryMembers) Watch(ctx context.Context, since *uint64) (<-chan api.
 	return ch, nil
 }
 
-// follow cancels a watch once its member's client is no longer in the pool.
+// follow cancels a watch once its member's client is no longer in the pool
+// (or ctx ended).
 func (r *registryMembers) follow(ctx context.Context, cancel context.CancelFunc, member *api.HTTPClient) {
 	defer cancel()
-	for {
-		synced := r.pool.Synced()
-		if !r.has(member) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-synced:
-		}
-	}
-}
-
-// has reports whether the pool still hands out member.
-func (r *registryMembers) has(member *api.HTTPClient) bool {
-	for _, e := range r.pool.Entries() {
-		if e.Value == member {
-			return true
-		}
-	}
-	return false
+	r.pool.WaitFor(ctx, func(es []clusterindex.Entry[*api.HTTPClient]) bool {
+		return !slices.ContainsFunc(es, func(e clusterindex.Entry[*api.HTTPClient]) bool { return e.Value == member })
+	})
 }
 
 // Propose implements api.Client (idempotent).

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/ronhq/ron/roles/index/hedge"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/runtime/cluster"
-	"github.com/ronhq/ron/store"
 )
 
 // relayed is the primary's raw answer to a forwarded write.
@@ -57,36 +55,16 @@ func (r *relayed) write(c echo.Context) error {
 }
 
 // result decodes the relayed answer: a record (PUT) or deletion (DELETE)
-// on 2xx, else the envelope as an *httpx.Error.
+// on 2xx (indexdb.Record's JSON form), else the envelope as an
+// *httpx.Error.
 func (r *relayed) result() (indexdb.Record, error) {
 	if r.status/100 != 2 {
 		return indexdb.Record{}, httpx.DecodeError(r.status, r.body)
 	}
-	var w struct {
-		Name      string  `json:"name"`
-		B3        *string `json:"b3"`
-		Version   uint64  `json:"version"`
-		UpdatedAt string  `json:"updated_at"`
-		Deleted   bool    `json:"deleted"`
-	}
-	bad := func(what string) error {
-		return httpx.NewError(http.StatusBadGateway, httpx.CodeUpstreamUnavailable, "primary answered %s", what)
-	}
-	if json.Unmarshal(r.body, &w) != nil {
-		return indexdb.Record{}, bad("invalid JSON")
-	}
-	t, err := time.Parse(time.RFC3339Nano, w.UpdatedAt)
-	if err != nil {
-		return indexdb.Record{}, bad("an invalid updated_at")
-	}
-	rec := indexdb.Record{Name: w.Name, Version: w.Version, UpdatedAt: t.UTC(), Deleted: w.Deleted}
-	if !w.Deleted {
-		if w.B3 == nil {
-			return indexdb.Record{}, bad("a record without b3")
-		}
-		if rec.Target, err = store.ParseID(*w.B3); err != nil {
-			return indexdb.Record{}, bad("an invalid b3")
-		}
+	var rec indexdb.Record
+	if err := json.Unmarshal(r.body, &rec); err != nil {
+		return indexdb.Record{}, httpx.NewError(http.StatusBadGateway, httpx.CodeUpstreamUnavailable,
+			"primary answered an invalid record: %v", err)
 	}
 	return rec, nil
 }

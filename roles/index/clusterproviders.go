@@ -36,11 +36,7 @@ func (h *Handlers) clusterAnnounce(ctx context.Context, recs []indexdb.Announcem
 		delete(groups, own.self())
 	}
 	h.replicateProviders(ctx, groups, recs, copies)
-	for _, a := range recs {
-		if c := h.settings().Cache; c != nil {
-			c.InvalidateObject(a.ID.String())
-		}
-	}
+	h.invalidateObjects(recs)
 	var failed []int
 	for i, n := range copies {
 		if n < need {

@@ -223,9 +223,7 @@ func (h *Handlers) setName(ctx context.Context, name string, target store.ID, co
 	if err != nil {
 		return indexdb.Record{}, dbError(err)
 	}
-	if c := h.settings().Cache; c != nil {
-		c.InvalidateName(name)
-	}
+	h.invalidateName(name)
 	return rec, nil
 }
 
@@ -318,9 +316,7 @@ func (h *Handlers) deleteNamed(ctx context.Context, name string, cond Cond) (Nam
 	if err != nil {
 		return NameDeletion{}, dbError(err)
 	}
-	if c := h.settings().Cache; c != nil {
-		c.InvalidateName(name)
-	}
+	h.invalidateName(name)
 	return deletionOf(rec), nil
 }
 

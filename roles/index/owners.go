@@ -103,7 +103,7 @@ func withoutID(ms []cluster.Member, id string) []cluster.Member {
 	return out
 }
 
-// nameKey is the rendezvous key of a name.
+// nameKey is the rendezvous key of a name: BLAKE3("name:" + name).
 func nameKey(name string) []byte { return rendezvous.NameKey(name) }
 
 // objectKey is the rendezvous key of an object: its raw digest.

@@ -240,17 +240,11 @@ func (hp *HedgedPeers) order(key []byte) []peerClient {
 	return out
 }
 
-// nameKeyBytes is the rendezvous key of a name: BLAKE3("name:" + name).
-func nameKeyBytes(name string) []byte {
-	sum := blake3.Sum256([]byte("name:" + name))
-	return sum[:]
-}
-
 // Name asks the peers for key (a name or "name@version"), in rendezvous
 // order of (name, peer URL); see lookupName.
 func (hp *HedgedPeers) Name(ctx context.Context, key string) (NameRecord, error) {
 	name, _, _ := strings.Cut(key, "@")
-	return lookupName(ctx, key, clientsOf(hp.order(nameKeyBytes(name))), hp.opt)
+	return lookupName(ctx, key, clientsOf(hp.order(nameKey(name))), hp.opt)
 }
 
 // Providers asks the peers for the live providers of id, in rendezvous

@@ -236,7 +236,7 @@ func TestHedgedPeersRendezvousOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hp.Close()
-	key := nameKeyBytes("site")
+	key := nameKey("site")
 	first := hp.order(key)
 	again := hp.order(key)
 	moved := false
@@ -246,7 +246,7 @@ func TestHedgedPeersRendezvousOrder(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"a", "b", "c", "d", "e", "f"} {
-		if hp.order(nameKeyBytes(k))[0].url != first[0].url {
+		if hp.order(nameKey(k))[0].url != first[0].url {
 			moved = true
 		}
 	}

@@ -114,12 +114,17 @@ func (h *Handlers) applyBatch(ctx context.Context, recs []indexdb.Announcement) 
 	if err != nil {
 		return announceReply{}, announceError(err, false)
 	}
+	h.invalidateObjects(recs)
+	return announceReply{Accepted: res.Accepted, Withdrawn: res.Withdrawn}, nil
+}
+
+// invalidateObjects drops the cached answers of the records' objects.
+func (h *Handlers) invalidateObjects(recs []indexdb.Announcement) {
 	if c := h.settings().Cache; c != nil {
 		for _, a := range recs {
 			c.InvalidateObject(a.ID.String())
 		}
 	}
-	return announceReply{Accepted: res.Accepted, Withdrawn: res.Withdrawn}, nil
 }
 
 // checkWholeSeconds rejects a TTL that ttl_s (whole seconds) cannot carry,

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -106,17 +105,9 @@ func listProviders(ctx context.Context, c *client.Client, id store.ID, noCache b
 		return nil, err
 	}
 	defer resp.Body.Close()
-	var list struct {
-		Providers []struct {
-			Addr string `json:"addr"`
-		} `json:"providers"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, client.MaxJSONResponse)).Decode(&list); err != nil {
+	addrs, err := decodeProviderAddrs(resp.Body, client.MaxJSONResponse)
+	if err != nil {
 		return nil, fmt.Errorf("index answer for the providers of %s: %w", id, err)
-	}
-	addrs := make([]string, 0, len(list.Providers))
-	for _, p := range list.Providers {
-		addrs = append(addrs, p.Addr)
 	}
 	return addrs, nil
 }

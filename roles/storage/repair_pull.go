@@ -163,12 +163,18 @@ func (r *Role) lookupProviders(ctx context.Context, base string, id store.ID) ([
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("index answered %d", resp.StatusCode)
 	}
+	return decodeProviderAddrs(resp.Body, maxProvidersReply)
+}
+
+// decodeProviderAddrs reads a GET /providers/{b3} answer (at most limit
+// bytes of it) and returns the providers' addr fields in its order.
+func decodeProviderAddrs(body io.Reader, limit int64) ([]string, error) {
 	var list struct {
 		Providers []struct {
 			Addr string `json:"addr"`
 		} `json:"providers"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxProvidersReply)).Decode(&list); err != nil {
+	if err := json.NewDecoder(io.LimitReader(body, limit)).Decode(&list); err != nil {
 		return nil, err
 	}
 	out := make([]string, 0, len(list.Providers))

@@ -54,13 +54,8 @@ func (r *Role) closeRepair() {
 }
 
 // clusterConfig is the [cluster] section in force (the last ApplyCluster,
-// else Options.ClusterConfig).
-func (r *Role) clusterConfig() cluster.Config {
-	if c := r.clusterCfg.Load(); c != nil {
-		return *c
-	}
-	return r.opt.ClusterConfig
-}
+// else Options.ClusterConfig, which New stores).
+func (r *Role) clusterConfig() cluster.Config { return *r.clusterCfg.Load() }
 
 // repairConfig combines c with the storage replication factor.
 func (r *Role) repairConfig(c cluster.Config) repair.Config {

@@ -30,28 +30,23 @@ func Known(v *cluster.View) []cluster.Member { return v.WithRole(Role) }
 // Top is top(n, ms, id): the members chosen for id, zone spread first, in
 // choice order.
 func Top(n int, ms []cluster.Member, id store.ID) []cluster.Member {
-	byID := make(map[string]cluster.Member, len(ms))
-	for _, m := range ms {
-		byID[m.ID] = m
-	}
-	chosen := rendezvous.Top(n, cluster.Candidates(ms), id[:])
-	out := make([]cluster.Member, len(chosen))
-	for i, c := range chosen {
-		out[i] = byID[c.ID]
-	}
-	return out
+	return pick(ms, rendezvous.Top(n, cluster.Candidates(ms), id[:]))
 }
 
 // Ranked returns ms in score order for id (no zone spread): the order in
 // which fallback targets are tried.
 func Ranked(ms []cluster.Member, id store.ID) []cluster.Member {
+	return pick(ms, rendezvous.Rank(cluster.Candidates(ms), id[:]))
+}
+
+// pick maps candidates chosen among ms back to their members, in order.
+func pick(ms []cluster.Member, cs []rendezvous.Candidate) []cluster.Member {
 	byID := make(map[string]cluster.Member, len(ms))
 	for _, m := range ms {
 		byID[m.ID] = m
 	}
-	ranked := rendezvous.Rank(cluster.Candidates(ms), id[:])
-	out := make([]cluster.Member, len(ranked))
-	for i, c := range ranked {
+	out := make([]cluster.Member, len(cs))
+	for i, c := range cs {
 		out[i] = byID[c.ID]
 	}
 	return out

@@ -102,7 +102,7 @@ func Decide(in Input) Decision {
 		return d
 	}
 	if selfIn && highest(alive, in.Self) || !selfIn && len(alive) == 0 {
-		d.Push = without(missing, in.Self)
+		d.Push = missing // self holds x here, so it is not in missing
 	}
 	if !selfIn && len(in.T) > 0 && len(missing) == 0 {
 		d.Excess = true
@@ -129,14 +129,4 @@ func highest(ts []Target, self string) bool {
 		}
 	}
 	return best != nil && best.ID == self
-}
-
-func without(ids []string, id string) []string {
-	out := make([]string, 0, len(ids))
-	for _, s := range ids {
-		if s != id {
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -109,11 +109,7 @@ func (r *Repairer) batch(ctx context.Context, cfg Config, infos []store.Info) {
 	ask := map[string][]store.ID{}
 	for i, info := range infos {
 		objs[i] = pl.object(info.ID, info.Size)
-		for _, m := range objs[i].t {
-			if m.ID != pl.self && m.Alive() {
-				ask[m.ID] = append(ask[m.ID], info.ID)
-			}
-		}
+		pl.ask(ask, objs[i])
 	}
 	answers := r.askAll(ctx, pl.view, ask)
 	for _, o := range objs {
@@ -234,6 +230,16 @@ func (p *placer) object(id store.ID, size int64) object {
 		}
 	}
 	return o
+}
+
+// ask adds o's id to the questions for each alive member of its targets
+// but self.
+func (p *placer) ask(ask map[string][]store.ID, o object) {
+	for _, m := range o.t {
+		if m.ID != p.self && m.Alive() {
+			ask[m.ID] = append(ask[m.ID], o.id)
+		}
+	}
 }
 
 // input builds Decide's input from the answers of askAll.

@@ -75,7 +75,6 @@ type Options struct {
 // Repairer is the engine. Build it with New, start its tasks with Start,
 // stop them by ending the spawn context and calling Stop.
 type Repairer struct {
-	opt     Options
 	members cluster.Membership
 	local   Local
 	remote  Remote
@@ -101,7 +100,7 @@ type Repairer struct {
 func New(opt Options, cfg Config) *Repairer {
 	cfg = cfg.normalized()
 	em := newEngineMetrics(opt.Metrics)
-	r := &Repairer{opt: opt, members: opt.Members, local: opt.Local, remote: opt.Remote, exec: opt.Exec,
+	r := &Repairer{members: opt.Members, local: opt.Local, remote: opt.Remote, exec: opt.Exec,
 		log: opt.Log, metrics: em, lanes: newLanes(opt.Metrics, role, cfg.Queue), slots: newSlots(),
 		kick: make(chan struct{}, 1), reconf: make(chan struct{})}
 	r.config.Store(&cfg)
@@ -204,11 +203,17 @@ func (r *Repairer) QueuePull(id store.ID) {
 // that finds the normal lane full is skipped and counted.
 func (r *Repairer) QueuePush(id store.ID, size int64, targets []string) {
 	for _, t := range targets {
-		if err := r.offer(Item{Kind: KindPush, ID: id, Size: size, Target: t}); errors.Is(err, ErrBusy) {
-			r.skip(size)
-		} else if err == nil {
-			r.queued(size)
-		}
+		r.offerCounted(Item{Kind: KindPush, ID: id, Size: size, Target: t})
+	}
+}
+
+// offerCounted offers it without waiting and counts it as queued, or as
+// skipped when its lane is full.
+func (r *Repairer) offerCounted(it Item) {
+	if err := r.offer(it); errors.Is(err, ErrBusy) {
+		r.skip(it.Size)
+	} else if err == nil {
+		r.queued(it.Size)
 	}
 }
 
@@ -238,12 +243,14 @@ func (r *Repairer) pending() int64 {
 }
 
 // eta is bytes_pending / max(rate, 1) seconds; nil when nothing is pending.
-func (r *Repairer) eta() *float64 {
-	p := r.pending()
-	if p <= 0 {
+func (r *Repairer) eta() *float64 { return etaOf(r.pending(), r.prog.rateNow()) }
+
+// etaOf is pending / max(rate, 1) seconds; nil when nothing is pending.
+func etaOf(pending int64, rate float64) *float64 {
+	if pending <= 0 {
 		return nil
 	}
-	eta := float64(p) / max(r.prog.rateNow(), 1)
+	eta := float64(pending) / max(rate, 1)
 	return &eta
 }
 
@@ -266,10 +273,7 @@ func (r *Repairer) Progress() Progress {
 		u := until.UTC()
 		out.BoostUntil = &u
 	}
-	if out.BytesPending > 0 {
-		eta := float64(out.BytesPending) / max(out.RateBytesPerS, 1)
-		out.EtaS = &eta
-	}
+	out.EtaS = etaOf(out.BytesPending, out.RateBytesPerS)
 	switch {
 	case out.PaceBytesPerS == 0:
 		out.State = "paused"

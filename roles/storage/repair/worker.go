@@ -2,7 +2,6 @@ package repair
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -122,18 +121,10 @@ func (r *Repairer) check(ctx context.Context, id store.ID) {
 	pl := newPlacer(r.members.View(), cfg, time.Now())
 	o := pl.object(id, info.Size)
 	ask := map[string][]store.ID{}
-	for _, m := range o.t {
-		if m.ID != pl.self && m.Alive() {
-			ask[m.ID] = []store.ID{id}
-		}
-	}
+	pl.ask(ask, o)
 	d := Decide(pl.input(o, held, r.askAll(ctx, pl.view, ask)))
 	for _, t := range d.Push {
-		if err := r.offer(Item{Kind: KindPush, ID: id, Size: o.size, Target: t, Urgent: true}); errors.Is(err, ErrBusy) {
-			r.skip(o.size)
-		} else if err == nil {
-			r.queued(o.size)
-		}
+		r.offerCounted(Item{Kind: KindPush, ID: id, Size: o.size, Target: t, Urgent: true})
 	}
 	if d.Pull {
 		it := Item{Kind: KindPull, ID: id, Urgent: true}
