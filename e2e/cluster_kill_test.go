@@ -53,7 +53,7 @@ func TestClusterKill9DuringWrites(t *testing.T) {
 	t.Logf("the victim held %d bytes; repair bound %s from the kill", held, limit.Round(time.Millisecond))
 	deadline := killed.Add(limit)
 	c.waitAliveCopies(acked, survivors, time.Until(deadline))
-	c.waitUnderReplicatedZero(survivors, time.Until(deadline))
+	c.waitRepairClean(survivors, time.Until(deadline), false)
 	t.Logf("repaired %s after the kill", time.Since(killed).Round(time.Millisecond))
 	c.checkPlacementAlive(acked, survivors, victim)
 }
@@ -120,43 +120,19 @@ func (c *testCluster) ronGetSample(objs []clObject, victim *clNode, survivors []
 // held by at least two of them.
 func (c *testCluster) waitAliveCopies(objs []clObject, survivors []*clNode, limit time.Duration) {
 	c.t.Helper()
-	want := make([]string, len(objs))
-	for i, o := range objs {
-		want[i] = o.id
-	}
 	waitFor(c.t, limit, clPollEvery, fmt.Sprintf("all %d acknowledged objects to have 2 alive copies", len(objs)), func() (bool, string) {
-		got, err := c.holdersByInventory(survivors, want)
+		got, err := c.holdersByInventory(survivors, objs)
 		if err != nil {
 			return false, err.Error()
 		}
 		short, example := 0, ""
-		for _, id := range want {
-			if len(got[id]) < 2 {
+		for _, o := range objs {
+			if len(got[o.id]) < 2 {
 				short++
-				example = fmt.Sprintf("%s held by %v", id, got[id])
+				example = fmt.Sprintf("%s held by %v", o.id, got[o.id])
 			}
 		}
 		return short == 0, fmt.Sprintf("%d objects with fewer than 2 alive copies, e.g. %s", short, example)
-	})
-}
-
-// waitUnderReplicatedZero polls until each node in ns reports
-// under_replicated 0 for a pass that began after this call.
-func (c *testCluster) waitUnderReplicatedZero(ns []*clNode, limit time.Duration) {
-	c.t.Helper()
-	start := map[string]int64{}
-	for _, n := range ns {
-		start[n.id] = c.repairOf(n).Pass
-	}
-	waitFor(c.t, limit, clPollEvery, fmt.Sprintf("under_replicated 0 on %v", ids(ns)), func() (bool, string) {
-		ok := true
-		var seen []string
-		for _, n := range ns {
-			r := c.repairOf(n)
-			ok = ok && r.Pass >= start[n.id]+2 && r.UnderReplicated == 0
-			seen = append(seen, fmt.Sprintf("%s pass %d (from %d) under_replicated %d last_error %q", n.id, r.Pass, start[n.id], r.UnderReplicated, r.LastError))
-		}
-		return ok, strings.Join(seen, "; ")
 	})
 }
 

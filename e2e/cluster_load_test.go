@@ -50,7 +50,7 @@ func (l *writeLoad) worker(c *testCluster) {
 		switch {
 		case err != nil:
 			l.failed[base] = append(l.failed[base], err.Error())
-		case a.Copies == nil || *a.Copies != 2:
+		case !a.twoCopies():
 			l.badCopy = append(l.badCopy, fmt.Sprintf("%s via %s: copies %s", l.objs[i].id, base, fmtCopies(a.Copies)))
 		default:
 			l.acked = append(l.acked, l.objs[i])

@@ -158,14 +158,26 @@ const clWriteLimit = 30 * time.Second
 // mustWrite writes o through base and fails unless the reply has copies 2.
 func (c *testCluster) mustWrite(base string, o clObject) {
 	c.t.Helper()
-	a, err := c.postObject(base, o)
-	if err != nil {
+	if err := c.writeTwo(base, o); err != nil {
 		c.t.Fatal(err)
 	}
-	if a.Copies == nil || *a.Copies != 2 {
-		c.t.Fatalf("POST %s/o of %s (%d bytes): copies %v, want 2 (spec/cluster.md §4.3)", base, o.id, len(o.data), fmtCopies(a.Copies))
-	}
 }
+
+// writeTwo writes o through base; a failed write or a reply without
+// copies 2 is an error.
+func (c *testCluster) writeTwo(base string, o clObject) error {
+	a, err := c.postObject(base, o)
+	if err != nil {
+		return err
+	}
+	if !a.twoCopies() {
+		return fmt.Errorf("POST %s/o of %s (%d bytes): copies %s, want 2 (spec/cluster.md §4.3)", base, o.id, len(o.data), fmtCopies(a.Copies))
+	}
+	return nil
+}
+
+// twoCopies reports whether the reply says copies 2 (§4.3).
+func (a writeAnswer) twoCopies() bool { return a.Copies != nil && *a.Copies == 2 }
 
 func fmtCopies(p *int) string {
 	if p == nil {

@@ -1,15 +1,11 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,32 +18,6 @@ const clObserveLimit = 3 * time.Second
 // clGet sends one GET bounded by clObserveLimit.
 func clGet(url string) (httpResult, error) {
 	return clReq(clObserveLimit, http.MethodGet, url, nil, nil)
-}
-
-// clReq sends one request through httpClient (whose idle connections
-// TestMain closes before the leak check) under its own deadline and reads
-// the whole answer; transport and body errors are returned.
-func clReq(limit time.Duration, method, url string, h http.Header, body []byte) (httpResult, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
-	if err != nil {
-		return httpResult{}, err
-	}
-	for k, vs := range h {
-		req.Header[k] = vs
-	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		return httpResult{}, err
-	}
-	defer resp.Body.Close()
-	data, rerr := io.ReadAll(resp.Body)
-	return httpResult{status: resp.StatusCode, header: resp.Header, body: data, err: rerr}, rerr
 }
 
 // memberStatus is one entry of the status document's cluster.members (§9).
@@ -231,26 +201,12 @@ func (n *clNode) metricValue(name string, labels ...string) (v float64, found bo
 	if err != nil {
 		return 0, false, err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(r.body))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
-			continue
-		}
-		sp := strings.LastIndexByte(line, ' ')
-		match := true
-		for _, l := range labels {
-			match = match && strings.Contains(line[:sp], l)
-		}
-		if !match {
-			continue
-		}
-		x, err := strconv.ParseFloat(line[sp+1:], 64)
-		if err != nil {
-			return 0, false, fmt.Errorf("metric line %q: %v", line, err)
-		}
+	err = scanMetric(bytes.NewReader(r.body), name, labels, func(x float64) bool {
 		v, found = v+x, true
+		return true
+	})
+	if err != nil {
+		return 0, false, err
 	}
 	return v, found, nil
 }
@@ -307,51 +263,26 @@ func (n *clNode) placement(id string) (placementAnswer, error) {
 // inventoryOf pages through n's GET /inventory (storage:read_inventory)
 // and returns id → size; errors are returned, not fatal.
 func (c *testCluster) inventoryOf(n *clNode) (map[string]int64, error) {
-	out := map[string]int64{}
-	after := ""
-	for {
-		u := n.url("/inventory?limit=10000")
-		if after != "" {
-			u += "&after=" + after
-		}
-		r, err := clReq(clObserveLimit, http.MethodGet, u, hdr("Authorization", "Bearer "+c.tok), nil)
-		if err != nil {
-			return nil, err
-		}
-		if r.status != http.StatusOK {
-			return nil, fmt.Errorf("GET /inventory on %s: %d %.200s", n.id, r.status, r.body)
-		}
-		var page inventoryPage
-		if err := json.Unmarshal(r.body, &page); err != nil {
-			return nil, fmt.Errorf("inventory of %s: %v", n.id, err)
-		}
-		for _, it := range page.Items {
-			out[it.ID] = it.Size
-		}
-		if page.Next == nil {
-			return out, nil
-		}
-		after = *page.Next
-	}
+	return n.listInventory(c.tok, 10000, clObserveLimit)
 }
 
-// holdersByInventory maps every id in want to the sorted ids of the nodes
-// in ns whose inventory lists it.
-func (c *testCluster) holdersByInventory(ns []*clNode, want []string) (map[string][]string, error) {
-	out := make(map[string][]string, len(want))
+// holdersByInventory maps the id of every object in objs to the sorted ids
+// of the nodes in ns whose inventory lists it.
+func (c *testCluster) holdersByInventory(ns []*clNode, objs []clObject) (map[string][]string, error) {
+	out := make(map[string][]string, len(objs))
 	for _, n := range ns {
 		inv, err := c.inventoryOf(n)
 		if err != nil {
 			return nil, err
 		}
-		for _, id := range want {
-			if _, ok := inv[id]; ok {
-				out[id] = append(out[id], n.id)
+		for _, o := range objs {
+			if _, ok := inv[o.id]; ok {
+				out[o.id] = append(out[o.id], n.id)
 			}
 		}
 	}
-	for _, id := range want {
-		slices.Sort(out[id])
+	for _, hs := range out {
+		slices.Sort(hs)
 	}
 	return out, nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,10 +54,7 @@ func TestEdgeThroughGateway(t *testing.T) {
 	packs := t.TempDir()
 	src := edgeFixture(t, "pmtiles", "stamen_toner_z3.pmtiles")
 	edgeCopyFile(t, src, filepath.Join(packs, "toner.pmtiles"))
-	archive, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	archive := edgeReadFile(t, src)
 	e := startEdge(t, edgeSpec{roles: "registry,index,storage,edge,gateway", packs: packs, more: gwTestConfig})
 	gw := "http://" + e.gateway
 

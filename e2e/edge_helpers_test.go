@@ -31,11 +31,10 @@ const (
 	edgePollEvery = 50 * time.Millisecond
 )
 
-// edgeNode is a running `ron serve` with the edge role and the address of
-// its edge listener.
+// edgeNode is a running `ron serve` with the edge role (node.edge is its
+// edge listener) and its packs folder.
 type edgeNode struct {
 	*node
-	edge  string // host:port of the edge listener
 	packs string // its packs_dir
 }
 
@@ -77,21 +76,20 @@ func startEdge(t *testing.T, s edgeSpec) *edgeNode {
 	if s.packs == "" {
 		s.packs = t.TempDir()
 	}
-	addr := s.listen
-	if addr == "" {
-		addr = freeAddr(t)
+	o := nodeOpts{dataDir: s.dataDir, args: append([]string{"--roles", s.roles,
+		"--config", writeConfig(t, s.dataDir, s.edgeConfig())}, s.args...)}
+	if s.listen != "" {
+		o.ports = freePorts(t)
+		o.ports.edge = s.listen
 	}
-	args := append([]string{"--roles", s.roles, "--edge.listen", addr,
-		"--config", writeConfig(t, s.dataDir, s.edgeConfig())}, s.args...)
-	n := startNode(t, nodeOpts{dataDir: s.dataDir, args: args})
-	return &edgeNode{node: n, edge: addr, packs: s.packs}
+	return &edgeNode{node: startNode(t, o), packs: s.packs}
 }
 
 // restartEdge starts e again on its data dir, ports and flags (e must have
 // exited) and waits until it is ready.
 func (e *edgeNode) restartEdge() *edgeNode {
 	e.t.Helper()
-	return &edgeNode{node: e.restart(), edge: e.edge, packs: e.packs}
+	return &edgeNode{node: e.restart(), packs: e.packs}
 }
 
 // edgeURL is the URL of path on the edge listener.
@@ -109,14 +107,20 @@ func edgeFixture(t testing.TB, kind, name string) string {
 	return filepath.Join(storetest.TestdataDir(t), kind, name)
 }
 
-// edgeCopyFile copies src to dst (mode 0644).
-func edgeCopyFile(t testing.TB, src, dst string) {
+// edgeReadFile is the content of path.
+func edgeReadFile(t testing.TB, path string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(src)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	edgeWriteFile(t, dst, b)
+	return b
+}
+
+// edgeCopyFile copies src to dst (mode 0644).
+func edgeCopyFile(t testing.TB, src, dst string) {
+	t.Helper()
+	edgeWriteFile(t, dst, edgeReadFile(t, src))
 }
 
 // edgeWriteFile writes b to path (mode 0644).
@@ -243,15 +247,8 @@ func (e *edgeNode) waitPackETag(name, old string) string {
 	return cur
 }
 
-// edgeReadyzBody is the JSON of /readyz.
-type edgeReadyzBody struct {
-	Ready    bool     `json:"ready"`
-	Missing  []string `json:"missing"`
-	Degraded []string `json:"degraded"`
-}
-
 // edgeReadyz fetches n's /readyz; ok is false when it did not answer.
-func (n *node) edgeReadyz() (status int, body edgeReadyzBody, ok bool) {
+func (n *node) edgeReadyz() (status int, body readyzBody, ok bool) {
 	resp, err := httpClient.Get("http://" + n.admin + "/readyz")
 	if err != nil {
 		return 0, body, false

@@ -69,9 +69,9 @@ func brokenPacks(t *testing.T, dir string) []string {
 	}
 	varint11 = append(varint11, 0x01)
 	pm := map[string][]byte{
-		"bad_magic":  edgeMust(os.ReadFile(edgeFixture(t, "pmtiles", "invalid.pmtiles"))),
-		"version4":   edgeMust(os.ReadFile(edgeFixture(t, "pmtiles", "invalid_v4.pmtiles"))),
-		"zero_bytes": edgeMust(os.ReadFile(edgeFixture(t, "pmtiles", "empty.pmtiles"))),
+		"bad_magic":  edgeReadFile(t, edgeFixture(t, "pmtiles", "invalid.pmtiles")),
+		"version4":   edgeReadFile(t, edgeFixture(t, "pmtiles", "invalid_v4.pmtiles")),
+		"zero_bytes": edgeReadFile(t, edgeFixture(t, "pmtiles", "empty.pmtiles")),
 		"past_eof":   pmtilestest.PatchHeader(valid, func(h *pmtiles.Header) { h.TileDataLength += 4096 }),
 		"tile_comp5": pmtilestest.PatchHeader(valid, func(h *pmtiles.Header) { h.TileCompression = 5 }),
 		"varint11":   pmtilestest.Assemble(pmtiles.Header{Version: pmtiles.Version, InternalCompression: pmtiles.CompressionNone, TileCompression: pmtiles.CompressionNone, TileType: pmtiles.TileTypePNG}, varint11, []byte("{}"), nil, []byte("tile")),
@@ -90,15 +90,6 @@ func brokenPacks(t *testing.T, dir string) []string {
 	return names
 }
 
-// edgeMust returns v or panics (fixture reads that cannot fail in a sound
-// checkout).
-func edgeMust[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
-}
-
 // TestEdgeBrokenPacksNotMounted: the broken-pack rows of spec/edge.md §13.
 // Every broken PMTiles (bad magic, version 4, 0 bytes, a section past EOF,
 // tile compression 5, an 11-byte varint) and MBTiles file (no tables, no
@@ -111,16 +102,15 @@ func TestEdgeBrokenPacksNotMounted(t *testing.T) {
 	broken := brokenPacks(t, packs)
 	edgeCopyFile(t, edgeFixture(t, "pmtiles", "stamen_toner_z3.pmtiles"), filepath.Join(packs, "good.pmtiles"))
 	s := edgeSpec{roles: "edge", packs: packs, dataDir: t.TempDir()}
-	addr := freeAddr(t)
-	n := launch(t, nodeOpts{dataDir: s.dataDir, args: []string{"--roles", s.roles, "--edge.listen", addr,
+	n := launch(t, nodeOpts{dataDir: s.dataDir, args: []string{"--roles", s.roles,
 		"--config", writeConfig(t, s.dataDir, s.edgeConfig())}})
-	e := &edgeNode{node: n, edge: addr, packs: packs}
+	e := &edgeNode{node: n, packs: packs}
 
 	var want []string
 	for _, name := range broken {
 		want = append(want, "edge:pack:"+name)
 	}
-	var last edgeReadyzBody
+	var last readyzBody
 	var lastStatus int
 	ok := pollUntilEvery(readyLimit, edgePollEvery, func() bool {
 		if !n.running() {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -186,10 +185,7 @@ func replacementArchive(t *testing.T, gen string) []byte {
 func TestEdgePMTilesNpmClient(t *testing.T) {
 	t.Parallel()
 	script := npmScript(t, "pmtiles-client.mjs", "pmtiles")
-	old, err := os.ReadFile(edgeFixture(t, "pmtiles", "stamen_toner_z3.pmtiles"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := edgeReadFile(t, edgeFixture(t, "pmtiles", "stamen_toner_z3.pmtiles"))
 	packs := t.TempDir()
 	archive := filepath.Join(packs, "toner.pmtiles")
 	edgeWriteFile(t, archive, old)

@@ -334,10 +334,7 @@ func (n *node) waitReady(degradedOK bool) error {
 		if resp.StatusCode == http.StatusOK {
 			return true
 		}
-		var rd struct {
-			Missing  []string `json:"missing"`
-			Degraded []string `json:"degraded"`
-		}
+		var rd readyzBody
 		return degradedOK && json.Unmarshal(body, &rd) == nil && len(rd.Missing) == 0 && len(rd.Degraded) > 0
 	})
 	if !n.running() {
@@ -414,7 +411,18 @@ func (n *node) metric(name string, labels ...string) float64 {
 		n.t.Fatalf("GET /metrics: %v", err)
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
+	v := -1.0
+	err = scanMetric(resp.Body, name, labels, func(x float64) bool { v = x; return false })
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return v
+}
+
+// scanMetric calls fn with the value of every /metrics sample in r named
+// name whose labels include every pair in labels, until fn returns false.
+func scanMetric(r io.Reader, name string, labels []string, fn func(float64) bool) error {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
@@ -422,23 +430,22 @@ func (n *node) metric(name string, labels ...string) float64 {
 			continue
 		}
 		sp := strings.LastIndexByte(line, ' ')
-		series := line[:sp]
 		match := true
 		for _, l := range labels {
-			if !strings.Contains(series, l) {
-				match = false
-				break
-			}
+			match = match && strings.Contains(line[:sp], l)
 		}
-		if match {
-			v, err := strconv.ParseFloat(line[sp+1:], 64)
-			if err != nil {
-				n.t.Fatalf("metric line %q: %v", line, err)
-			}
-			return v
+		if !match {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[sp+1:], 64)
+		if err != nil {
+			return fmt.Errorf("metric line %q: %v", line, err)
+		}
+		if !fn(v) {
+			return nil
 		}
 	}
-	return -1
+	return nil
 }
 
 // tmpEntries lists <data>/storage/tmp.
@@ -469,26 +476,39 @@ func (n *node) partialTmp() []string {
 // inventory pages through GET /inventory and returns id → size.
 func (n *node) inventory(tok string) map[string]int64 {
 	n.t.Helper()
+	inv, err := n.listInventory(tok, 1000, time.Minute)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return inv
+}
+
+// listInventory pages through GET /inventory, pageSize items a page, each
+// request bounded by limit, and returns id → size; errors are returned.
+func (n *node) listInventory(tok string, pageSize int, limit time.Duration) (map[string]int64, error) {
 	out := map[string]int64{}
 	after := ""
 	for {
-		u := n.url("/inventory?limit=1000")
+		u := n.url("/inventory?limit=" + strconv.Itoa(pageSize))
 		if after != "" {
 			u += "&after=" + after
 		}
-		resp := do(n.t, http.MethodGet, u, hdr("Authorization", "Bearer "+tok), nil)
-		if resp.status != http.StatusOK {
-			n.t.Fatalf("GET /inventory: %d %s", resp.status, resp.body)
+		r, err := clReq(limit, http.MethodGet, u, hdr("Authorization", "Bearer "+tok), nil)
+		if err != nil {
+			return nil, err
+		}
+		if r.status != http.StatusOK {
+			return nil, fmt.Errorf("GET /inventory on %s: %d %.200s", n.name, r.status, r.body)
 		}
 		var page inventoryPage
-		if err := json.Unmarshal(resp.body, &page); err != nil {
-			n.t.Fatalf("inventory reply %q: %v", resp.body, err)
+		if err := json.Unmarshal(r.body, &page); err != nil {
+			return nil, fmt.Errorf("inventory of %s: %v", n.name, err)
 		}
 		for _, it := range page.Items {
 			out[it.ID] = it.Size
 		}
 		if page.Next == nil {
-			return out
+			return out, nil
 		}
 		after = *page.Next
 	}
@@ -562,24 +582,47 @@ var httpClient = &http.Client{
 // returned in the result, a transport error fails the test.
 func do(t testing.TB, method, url string, h http.Header, body []byte) httpResult {
 	t.Helper()
+	r, err := send(context.Background(), method, url, h, body)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	return r
+}
+
+// clReq is do under its own deadline, for nodes that may not answer
+// (killed, stopped): transport and body errors are returned.
+func clReq(limit time.Duration, method, url string, h http.Header, body []byte) (httpResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	r, err := send(ctx, method, url, h, body)
+	if err != nil {
+		return r, err
+	}
+	return r, r.err
+}
+
+// send sends one request through httpClient (whose idle connections
+// TestMain closes before the leak check) and reads the whole answer; the
+// error is the transport's, a body read error is in the result.
+func send(ctx context.Context, method, url string, h http.Header, body []byte) (httpResult, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequest(method, url, rd)
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
-		t.Fatal(err)
+		return httpResult{}, err
 	}
 	for k, vs := range h {
 		req.Header[k] = vs
 	}
 	resp, err := httpClient.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
+		return httpResult{}, err
 	}
 	defer resp.Body.Close()
 	data, rerr := io.ReadAll(resp.Body)
-	return httpResult{status: resp.StatusCode, header: resp.Header, body: data, err: rerr}
+	return httpResult{status: resp.StatusCode, header: resp.Header, body: data, err: rerr}, nil
 }
 
 // envelope is the error envelope of ARCHITECTURE §5.
@@ -761,4 +804,11 @@ type inventoryPage struct {
 		Size int64  `json:"size"`
 	} `json:"items"`
 	Next *string `json:"next"`
+}
+
+// readyzBody is the JSON of the admin plane's /readyz.
+type readyzBody struct {
+	Ready    bool     `json:"ready"`
+	Missing  []string `json:"missing"`
+	Degraded []string `json:"degraded"`
 }

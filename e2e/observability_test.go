@@ -152,7 +152,7 @@ func obsExercise(t *testing.T, n *node) {
 	n.mustResolve("obs.example")
 	n.mustResolve("obs.example")
 	n.resolveHTTP(absentID(t, 0)) // a local miss asks the dead peer
-	(&edgeNode{node: n, edge: n.edge}).waitHit("/o/"+id, body)
+	(&edgeNode{node: n}).waitHit("/o/"+id, body)
 	cl := &regCLI{t: t, env: n.cliEnv()}
 	var genesis struct {
 		Items []map[string]any `json:"items"`

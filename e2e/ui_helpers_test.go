@@ -77,19 +77,6 @@ func uiArtifactsDir(t *testing.T) string {
 	return dir
 }
 
-// uiWriteRename puts data at path the way an operator replaces a pack:
-// written under a temporary name, then renamed over.
-func uiWriteRename(t *testing.T, path string, data []byte) {
-	t.Helper()
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // uiBrowser is one headless Chromium tab showing the page. Its methods are
 // called from the test's own goroutine.
 type uiBrowser struct {

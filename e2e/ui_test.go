@@ -46,7 +46,7 @@ func TestUIStatusPageLive(t *testing.T) {
 		fmt.Sprintf(`Number(cell('traffic', 'storage', 'total')) >= %v && Number(cell('traffic', 'storage', 'rate')) > 0`, before+reqs))
 
 	// A role becomes not ready: a broken pack appears in the packs folder.
-	uiWriteRename(t, filepath.Join(packs, "broken.pmtiles"), []byte("this is not a PMTiles archive"))
+	edgeReplace(t, filepath.Join(packs, "broken.pmtiles"), []byte("this is not a PMTiles archive"))
 	b.wait("edge not ready with edge:pack:broken missing", `badge() === 'not ready' &&
 		cell('roles', 'edge', 'health').includes('not ready') && cell('roles', 'edge', 'health').includes('missing edge:pack:broken') &&
 		cell('edge', 'broken', 'state') === 'failed' && cell('roles', 'edge', 'error').includes('broken') &&
@@ -70,7 +70,7 @@ func TestUIStatusPageAdminToken(t *testing.T) {
 	chromium := uiChromium(t)
 	ip := uiNonLoopbackIP(t)
 	p := freePorts(t)
-	_, port, err := net.SplitHostPort(freeAddr(t))
+	_, port, err := net.SplitHostPort(p.admin)
 	if err != nil {
 		t.Fatal(err)
 	}
