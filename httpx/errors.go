@@ -91,6 +91,23 @@ func (e *Error) WithDetails(d map[string]any) *Error {
 	return &c
 }
 
+// WithReason returns a copy of e whose details carry "reason" = reason,
+// keeping the other details.
+func (e *Error) WithReason(reason string) *Error {
+	d := make(map[string]any, len(e.Details)+1)
+	for k, v := range e.Details {
+		d[k] = v
+	}
+	d["reason"] = reason
+	return e.WithDetails(d)
+}
+
+// BodyAllowed reports whether a response with status may carry a body
+// (RFC 9110: not 1xx, 204 or 304).
+func BodyAllowed(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
+}
+
 // AsError converts any error to an *Error: an *Error anywhere in the chain is
 // returned as is, anything else becomes a 500 internal error.
 func AsError(err error) *Error {

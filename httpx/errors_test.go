@@ -116,3 +116,24 @@ func TestRequireJSONAndReadStrictJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestWithReason: the reason joins the details, the others stay, the
+// original error is not changed.
+func TestWithReason(t *testing.T) {
+	e := NewError(http.StatusNotFound, CodeNotFound, "x").WithDetails(map[string]any{"minzoom": 0})
+	r := e.WithReason("zoom")
+	if r.Details["reason"] != "zoom" || r.Details["minzoom"] != 0 || len(r.Details) != 2 {
+		t.Fatalf("details %v", r.Details)
+	}
+	if _, ok := e.Details["reason"]; ok {
+		t.Fatal("the original error was changed")
+	}
+}
+
+func TestBodyAllowed(t *testing.T) {
+	for status, want := range map[int]bool{100: false, 103: false, 200: true, 204: false, 206: true, 304: false, 404: true, 500: true} {
+		if got := BodyAllowed(status); got != want {
+			t.Errorf("BodyAllowed(%d) = %v, want %v", status, got, want)
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"sync/atomic"
+
+	"github.com/ronhq/ron/httpx"
 )
 
 // errReadOnClosed is the error of a read after Close, worded as net/http's.
@@ -29,10 +31,10 @@ func newResponse(r *http.Request, h head, pr *io.PipeReader, cancel context.Canc
 	if n, ok := singleLength(h.header.Values("Content-Length")); ok {
 		resp.ContentLength = n
 	}
-	if !bodyAllowed(h.status) {
+	if !httpx.BodyAllowed(h.status) {
 		resp.ContentLength = 0
 	}
-	if r.Method == http.MethodHead || !bodyAllowed(h.status) {
+	if r.Method == http.MethodHead || !httpx.BodyAllowed(h.status) {
 		resp.Body = http.NoBody
 		_ = pr.Close()
 		return resp

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ronhq/ron/httpx"
 )
 
 // ErrAborted is the body read error after the handler panicked (e.g. with
@@ -115,7 +117,7 @@ func (w *writer) Write(p []byte) (int, error) {
 		w.sniff(p)
 		w.commit(http.StatusOK)
 	}
-	if !bodyAllowed(w.status) {
+	if !httpx.BodyAllowed(w.status) {
 		return 0, http.ErrBodyNotAllowed
 	}
 	if err := w.ctx.Err(); err != nil {
@@ -171,7 +173,7 @@ func (w *writer) finish() error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	if w.declared >= 0 && w.written < w.declared && w.method != http.MethodHead && bodyAllowed(w.status) {
+	if w.declared >= 0 && w.written < w.declared && w.method != http.MethodHead && httpx.BodyAllowed(w.status) {
 		return ErrAborted
 	}
 	return nil
@@ -189,11 +191,6 @@ func (w *writer) panicked(p any) error {
 		return fmt.Errorf("inproc: handler panicked before the response headers: %w", pe)
 	}
 	return fmt.Errorf("inproc: handler panicked before the response headers: %v", p)
-}
-
-// bodyAllowed reports whether a response with status may carry a body.
-func bodyAllowed(status int) bool {
-	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
 }
 
 // singleLength returns the one non-negative decimal all values agree on.

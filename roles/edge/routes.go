@@ -88,12 +88,12 @@ func (r *Role) guard(c echo.Context) error {
 	case req.Method == http.MethodConnect || req.Method == http.MethodTrace:
 		r.met.reject(ReasonNotAllowed)
 		c.Response().Header().Set("Allow", allowOf(c.Path()))
-		return withReason(httpx.NewError(http.StatusMethodNotAllowed, httpx.CodeMethodNotAllowed,
-			"%s is not served", req.Method), ReasonNotAllowed)
+		return httpx.NewError(http.StatusMethodNotAllowed, httpx.CodeMethodNotAllowed,
+			"%s is not served", req.Method).WithReason(ReasonNotAllowed)
 	case absoluteForm(req):
 		r.met.reject(ReasonNotAllowed)
-		return withReason(httpx.NewError(http.StatusForbidden, httpx.CodeForbidden,
-			"the edge is not a forward proxy: absolute-form request targets are refused"), ReasonNotAllowed)
+		return httpx.NewError(http.StatusForbidden, httpx.CodeForbidden,
+			"the edge is not a forward proxy: absolute-form request targets are refused").WithReason(ReasonNotAllowed)
 	}
 	return nil
 }
@@ -177,12 +177,12 @@ func (r *Role) timedOut(c echo.Context, ctx context.Context, err error) error {
 	case errors.As(err, &he):
 		if he.Code == httpx.CodeTimeout && he.Details["reason"] == nil {
 			r.met.reject(ReasonTimeout)
-			return withReason(he, ReasonTimeout)
+			return (he).WithReason(ReasonTimeout)
 		}
 		return err
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
 		r.met.reject(ReasonTimeout)
-		return withReason(httpx.NewError(http.StatusGatewayTimeout, httpx.CodeTimeout, "request deadline exceeded"), ReasonTimeout)
+		return (httpx.NewError(http.StatusGatewayTimeout, httpx.CodeTimeout, "request deadline exceeded")).WithReason(ReasonTimeout)
 	}
 	return err
 }
@@ -200,14 +200,4 @@ func isCORSRoute(route string) bool {
 		return true
 	}
 	return false
-}
-
-// withReason returns a copy of e whose details carry reason.
-func withReason(e *httpx.Error, reason string) *httpx.Error {
-	d := make(map[string]any, len(e.Details)+1)
-	for k, v := range e.Details {
-		d[k] = v
-	}
-	d["reason"] = reason
-	return e.WithDetails(d)
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 
-	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/runtime"
 )
 
@@ -104,15 +103,4 @@ func (lm *liveMetrics) rangeResult(status int) {
 		result = "416"
 	}
 	lm.m.Counter("edge_range_requests_total", "role", roleName, "result", result).Inc()
-}
-
-// withReason returns a copy of e whose details carry reason
-// (spec/edge.md §2: details.reason).
-func withReason(e *httpx.Error, reason string) *httpx.Error {
-	d := make(map[string]any, len(e.Details)+1)
-	for k, v := range e.Details {
-		d[k] = v
-	}
-	d["reason"] = reason
-	return e.WithDetails(d)
 }

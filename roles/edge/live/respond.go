@@ -68,15 +68,15 @@ func (k *call) notSatisfiable(size int64, cs string) error {
 	h := k.c.Response().Header()
 	h.Set("Content-Range", ranges.UnsatisfiedContentRange(size))
 	h.Set("Cache-Status", cs)
-	return withReason(httpx.NewError(http.StatusRequestedRangeNotSatisfiable, httpx.CodeRangeNotSatisfiable,
-		"no satisfiable range"), reasonInvalidRange)
+	return httpx.NewError(http.StatusRequestedRangeNotSatisfiable, httpx.CodeRangeNotSatisfiable,
+		"no satisfiable range").WithReason(reasonInvalidRange)
 }
 
 // writeWhole sends a stored non-200 response as it is.
 func (k *call) writeWhole(st *httpcache.Stored, src source, size int64, age, cs string) error {
 	h := k.c.Response().Header()
 	k.storedHeader(h, st, age, cs)
-	withBody := bodyAllowed(st.Status)
+	withBody := httpx.BodyAllowed(st.Status)
 	if withBody {
 		h.Set("Content-Length", strconv.FormatInt(size, 10))
 	}
@@ -129,7 +129,7 @@ func (k *call) serveGrowing(f *flight, st *httpcache.Stored, fol *edgecache.Foll
 	defer g.close()
 	k.storedHeader(k.c.Response().Header(), st, age, cs)
 	k.c.Response().WriteHeader(st.Status)
-	if k.r.Method == http.MethodHead || !bodyAllowed(st.Status) {
+	if k.r.Method == http.MethodHead || !httpx.BodyAllowed(st.Status) {
 		return nil
 	}
 	return k.bodyDone(k.stream(g))
@@ -146,7 +146,7 @@ func (k *call) relay(u *upstreamResp, cs string) error {
 		h["Content-Type"] = nil
 	}
 	k.c.Response().WriteHeader(u.status())
-	if k.r.Method == http.MethodHead || !bodyAllowed(u.status()) {
+	if k.r.Method == http.MethodHead || !httpx.BodyAllowed(u.status()) {
 		return nil
 	}
 	return k.bodyDone(k.stream(u.body))
@@ -263,9 +263,4 @@ func copyHeader(dst, src http.Header) {
 		}
 		dst[name] = slices.Clone(vs)
 	}
-}
-
-// bodyAllowed: 1xx, 204 and 304 responses have no body.
-func bodyAllowed(status int) bool {
-	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
 }

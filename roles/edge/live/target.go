@@ -34,7 +34,7 @@ func parseTarget(r *http.Request, origins map[string]Origin) (*target, error) {
 	}
 	o, ok := origins[name]
 	if !ok {
-		return nil, withReason(httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "unknown origin %q", name), reasonNotAllowed)
+		return nil, (httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "unknown origin %q", name)).WithReason(reasonNotAllowed)
 	}
 	if hasDotSegment(rest) {
 		return nil, errDotSegment

@@ -59,8 +59,8 @@ func (l *Live) readBody(r *http.Request, s Settings) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
-	tooLarge := withReason(httpx.NewError(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge,
-		"request body larger than %d bytes", s.BodyMaxBytes), reasonBodyCap)
+	tooLarge := httpx.NewError(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge,
+		"request body larger than %d bytes", s.BodyMaxBytes).WithReason(reasonBodyCap)
 	if r.ContentLength > s.BodyMaxBytes {
 		l.met.reject(reasonBodyCap)
 		return nil, tooLarge
@@ -91,7 +91,7 @@ func (l *Live) checkDecoded(h http.Header, b []byte, s Settings) error {
 		var he *httpx.Error
 		if errors.As(err, &he) && he.Code == httpx.CodeDecodedCap {
 			l.met.reject(reasonDecompressCap)
-			return withReason(he, reasonDecompressCap)
+			return (he).WithReason(reasonDecompressCap)
 		}
 		return err
 	}

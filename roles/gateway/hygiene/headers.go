@@ -8,6 +8,8 @@ import (
 	"net/textproto"
 	"strconv"
 	"strings"
+
+	"github.com/ronhq/ron/httpx"
 )
 
 // hopByHop lists the hop-by-hop headers of spec/gateway.md §6 in canonical form.
@@ -59,7 +61,7 @@ func FromUpstream(h http.Header, method string, status int) http.Header {
 	out := filter(h, isRon)
 	cl, ok := contentLength(out.Values("Content-Length"))
 	out.Del("Content-Length")
-	keep := method == http.MethodHead || status == http.StatusNotModified || bodyAllowed(status)
+	keep := method == http.MethodHead || status == http.StatusNotModified || httpx.BodyAllowed(status)
 	if ok && keep && !forbidsLength(status) {
 		out.Set("Content-Length", cl)
 	}
@@ -119,11 +121,6 @@ func contentLength(vs []string) (string, bool) {
 		}
 	}
 	return strconv.FormatInt(n, 10), true
-}
-
-// bodyAllowed reports whether a response with this status may carry a body.
-func bodyAllowed(status int) bool {
-	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
 }
 
 // forbidsLength reports whether RFC 9110 forbids Content-Length for status.

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/ronhq/ron/httpx"
 )
 
 // copyChunk is the unit of copied bodies: each one must progress within
@@ -60,7 +62,7 @@ func (l *Link) Serve(ctx context.Context, c Call, w http.ResponseWriter, commit 
 	if c.Stream {
 		_ = http.NewResponseController(w).Flush() // the client sees the stream open before its first event
 	}
-	if c.Method == http.MethodHead || !bodyAllowed(resp.StatusCode) {
+	if c.Method == http.MethodHead || !httpx.BodyAllowed(resp.StatusCode) {
 		return true, resp.StatusCode, nil
 	}
 	return true, resp.StatusCode, l.copyBody(w, resp.Body, c.Stream)
@@ -92,9 +94,4 @@ func (l *Link) copyBody(w http.ResponseWriter, src io.Reader, stream bool) error
 			return err
 		}
 	}
-}
-
-// bodyAllowed reports whether a response with status may carry a body.
-func bodyAllowed(status int) bool {
-	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
 }
