@@ -2,7 +2,6 @@ package index
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/ronhq/ron/roles/index/indexdb"
@@ -28,7 +27,7 @@ type antiEntropy struct {
 func (a antiEntropy) run(ctx context.Context) error {
 	changes, unsubscribe := a.mem.Subscribe()
 	defer unsubscribe()
-	last := indexMembers(a.mem.View())
+	last := a.mem.View().AliveKey(roleName)
 	tick := time.NewTimer(a.interval())
 	defer tick.Stop()
 	settle := time.NewTimer(a.settle)
@@ -40,7 +39,7 @@ func (a antiEntropy) run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-changes:
-			k := indexMembers(a.mem.View())
+			k := a.mem.View().AliveKey(roleName)
 			if k == last {
 				continue
 			}
@@ -58,16 +57,6 @@ func (a antiEntropy) run(ctx context.Context) error {
 			tick.Reset(a.interval())
 		}
 	}
-}
-
-// indexMembers renders the index membership of v (ids, states and URLs of
-// the members with the index role) for change detection.
-func indexMembers(v *cluster.View) string {
-	var b strings.Builder
-	for _, m := range v.WithRole(roleName) {
-		b.WriteString(m.ID + "|" + string(m.State) + "|" + m.URL(roleName) + "\n")
-	}
-	return b.String()
 }
 
 // antiEntropyPass pushes every current name record of this node, 1000 per

@@ -107,6 +107,17 @@ func (v *View) AliveURL(role, u string) (alive, known bool) {
 	return false, known
 }
 
+// AliveKey renders the alive members running role as "id=url " pairs in
+// id order: it changes exactly when such a member joins, departs or moves
+// its URL, which is when ownership over them moves (change detection).
+func (v *View) AliveKey(role string) string {
+	var b strings.Builder
+	for _, m := range v.Alive(role) {
+		b.WriteString(m.ID + "=" + m.URL(role) + " ")
+	}
+	return b.String()
+}
+
 func (v *View) filter(keep func(Member) bool) []Member {
 	var out []Member
 	for _, m := range v.Members {

@@ -112,3 +112,18 @@ func TestStatic(t *testing.T) {
 		t.Fatal("a cancelled subscription was signalled")
 	}
 }
+
+// TestViewAliveKey: alive members of the role only, in id order, with
+// their URLs; a departed member or another role changes nothing.
+func TestViewAliveKey(t *testing.T) {
+	v := testView()
+	if got := v.AliveKey("index"); got != "a=http://a:2 b=http://b:2 " {
+		t.Fatalf("index key %q", got)
+	}
+	if got := v.AliveKey("storage"); got != "b=http://b " {
+		t.Fatalf("storage key %q", got)
+	}
+	if got := NewView("x", nil, testEpoch).AliveKey("index"); got != "" {
+		t.Fatalf("empty view key %q", got)
+	}
+}

@@ -83,12 +83,5 @@ func (s *Sink) IndexMembers() string {
 	if s.opt.Cluster == nil {
 		return ""
 	}
-	var b strings.Builder
-	for _, m := range s.opt.Cluster.View().Alive("index") {
-		b.WriteString(m.ID)
-		b.WriteByte('=')
-		b.WriteString(m.URL("index"))
-		b.WriteByte(' ')
-	}
-	return b.String()
+	return s.opt.Cluster.View().AliveKey("index")
 }
