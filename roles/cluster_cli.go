@@ -74,8 +74,8 @@ func (f *clusterFlags) print(w io.Writer, raw []byte, text func(io.Writer)) erro
 // out (cli.AdminCall: unreachable exits 2; an error answer, e.g. cluster
 // mode off: 404, exits 1 with the envelope's message).
 func (a *app) clusterGet(ctx context.Context, f *clusterFlags, path string, out any) ([]byte, error) {
-	if f.output != "text" && f.output != "json" {
-		return nil, cli.Exit(cli.ExitFailure, fmt.Errorf("-o must be text or json"))
+	if err := cli.CheckOutput(f.output); err != nil {
+		return nil, err
 	}
 	if ctx == nil {
 		ctx = context.Background()

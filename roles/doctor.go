@@ -3,7 +3,6 @@ package roles
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -26,8 +25,8 @@ func (a *app) doctorCommand() *cobra.Command {
 			"Run it as the user ron runs as (sudo -u ron ron doctor --config /etc/ron/ron.toml). Exit 0 when nothing failed, 1 otherwise.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if output != "text" && output != "json" {
-				return cli.Exit(cli.ExitFailure, fmt.Errorf("-o must be text or json"))
+			if err := cli.CheckOutput(output); err != nil {
+				return err
 			}
 			ctx := cmd.Context()
 			if ctx == nil {

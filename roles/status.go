@@ -30,8 +30,8 @@ func (a *app) statusCommand() *cobra.Command {
 		Short: "Probe the node: exit 0 ready, 1 not ready or degraded, 2 unreachable (-w: redraw until Ctrl-C)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if output != "text" && output != "json" {
-				return cli.Exit(cli.ExitFailure, fmt.Errorf("-o must be text or json"))
+			if err := cli.CheckOutput(output); err != nil {
+				return err
 			}
 			if interval <= 0 {
 				return cli.Exit(cli.ExitFailure, fmt.Errorf("--interval must be positive"))

@@ -108,9 +108,13 @@ func (f *Flags) Register(cmd *cobra.Command, role string) {
 }
 
 // CheckOutput validates -o.
-func (f *Flags) CheckOutput() error {
-	if f.Output != "text" && f.Output != "json" {
-		return Exit(ExitFailure, fmt.Errorf("-o must be text or json, not %q", f.Output))
+func (f *Flags) CheckOutput() error { return CheckOutput(f.Output) }
+
+// CheckOutput validates an -o value of any command: text or json, else an
+// ExitFailure naming it.
+func CheckOutput(output string) error {
+	if output != "text" && output != "json" {
+		return Exit(ExitFailure, fmt.Errorf("-o must be text or json, not %q", output))
 	}
 	return nil
 }

@@ -120,8 +120,8 @@ func paceBody(rate string, d time.Duration) (PaceRequest, error) {
 // call sends one request to the admin listener and decodes a 2xx answer
 // into out (cli.AdminCall: unreachable exits 2, an error answer exits 1).
 func (f *repairFlags) call(ctx context.Context, env cli.Env, getenv func(string) string, method, path string, in, out any) ([]byte, error) {
-	if f.output != "text" && f.output != "json" {
-		return nil, cli.Exit(cli.ExitFailure, fmt.Errorf("-o must be text or json"))
+	if err := cli.CheckOutput(f.output); err != nil {
+		return nil, err
 	}
 	admin, token, err := cli.AdminTarget(env, getenv, f.admin, f.token)
 	if err != nil {

@@ -66,8 +66,8 @@ func inspectCommand() *cobra.Command {
 		Short: "Print a pack's header, bounds, zooms, tile type, counts and metadata",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != "text" && output != "json" {
-				return cli.Exit(cli.ExitFailure, fmt.Errorf("-o must be text or json, not %q", output))
+			if err := cli.CheckOutput(output); err != nil {
+				return err
 			}
 			ctx := ctxOf(cmd)
 			p, err := packs.Open(ctx, args[0], packs.OpenOptions{})
