@@ -155,3 +155,11 @@ func TestOnceToken(t *testing.T) {
 		t.Fatalf("--token: %q", tok)
 	}
 }
+
+func TestBytes(t *testing.T) {
+	for in, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536 << 20: "1.5 GiB", 3 << 40: "3.0 TiB", 5 << 50: "5.0 PiB"} {
+		if got := Bytes(in); got != want {
+			t.Errorf("Bytes(%d) = %q, want %q", in, got, want)
+		}
+	}
+}

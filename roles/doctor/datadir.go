@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ronhq/ron/roles/cli"
 	"github.com/ronhq/ron/store/durable"
 )
 
@@ -119,27 +120,13 @@ func checkSpace(n Node, sys System) Result {
 	if sp.Total > 0 {
 		pct = 100 * float64(sp.Avail) / float64(sp.Total)
 	}
-	msg := fmt.Sprintf("%s free on %s (%.1f %% of %s)", human(sp.Avail), dir, pct, human(sp.Total))
+	msg := fmt.Sprintf("%s free on %s (%.1f %% of %s)", cli.Bytes(int64(sp.Avail)), dir, pct, cli.Bytes(int64(sp.Total)))
 	fix := "free space on that filesystem or move data_dir to a larger one"
 	switch {
 	case n.MinFreeBytes > 0 && sp.Avail < n.MinFreeBytes:
-		return Result{Check: "free_space", Level: Fail, Message: msg + "; storage refuses writes below storage.min_free_bytes = " + human(n.MinFreeBytes), Fix: fix}
+		return Result{Check: "free_space", Level: Fail, Message: msg + "; storage refuses writes below storage.min_free_bytes = " + cli.Bytes(int64(n.MinFreeBytes)), Fix: fix}
 	case sp.Avail < lowFreeBytes || pct < lowFreePercent:
 		return Result{Check: "free_space", Level: Warn, Message: msg + "; below 1 GiB or 5 %", Fix: fix}
 	}
 	return Result{Check: "free_space", Level: OK, Message: msg}
-}
-
-// human prints bytes in binary units.
-func human(b uint64) string {
-	const unit = 1024
-	if b < unit {
-		return fmt.Sprintf("%d B", b)
-	}
-	div, exp := uint64(unit), 0
-	for n := b / unit; n >= unit && exp < 4; n /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(b)/float64(div), "KMGTP"[exp])
 }

@@ -335,11 +335,3 @@ func TestOutputs(t *testing.T) {
 		t.Errorf("json: %s", raw)
 	}
 }
-
-func TestHuman(t *testing.T) {
-	for in, want := range map[uint64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536 << 20: "1.5 GiB", 3 << 40: "3.0 TiB"} {
-		if got := human(in); got != want {
-			t.Errorf("human(%d) = %q, want %q", in, got, want)
-		}
-	}
-}

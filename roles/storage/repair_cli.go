@@ -96,7 +96,7 @@ func repairPaceCommand(env cli.Env, getenv func(string) string, f *repairFlags) 
 				return err
 			}
 			return f.printRaw(cmd.OutOrStdout(), raw, fmt.Sprintf("repair pace %s/s until %s",
-				humanBytes(reply.PaceBytesPerS), reply.BoostUntil.UTC().Format(time.RFC3339)))
+				cli.Bytes(reply.PaceBytesPerS), reply.BoostUntil.UTC().Format(time.RFC3339)))
 		},
 	}
 	cmd.Flags().DurationVar(&dur, "for", time.Hour, "how long the pace holds (1s–24h)")
@@ -163,23 +163,9 @@ func printRepair(w io.Writer, p *repair.Progress) {
 	}
 	fmt.Fprintf(w, "state %s  pass %d  scanned %d/%d  under-replicated %d\n", p.State, p.Pass, p.Scanned, p.Total, p.UnderReplicated)
 	fmt.Fprintf(w, "queued %d  skipped %d  pending %s  done %s  eta %s\n", p.Queued, p.Skipped,
-		humanBytes(p.BytesPending), humanBytes(p.BytesDone), eta)
-	fmt.Fprintf(w, "rate %s/s  pace %s/s  boost until %s\n", humanBytes(int64(p.RateBytesPerS)), humanBytes(p.PaceBytesPerS), boost)
+		cli.Bytes(p.BytesPending), cli.Bytes(p.BytesDone), eta)
+	fmt.Fprintf(w, "rate %s/s  pace %s/s  boost until %s\n", cli.Bytes(int64(p.RateBytesPerS)), cli.Bytes(p.PaceBytesPerS), boost)
 	if p.Errors > 0 {
 		fmt.Fprintf(w, "errors %d  last: %s\n", p.Errors, p.LastError)
 	}
-}
-
-// humanBytes renders n with one decimal in the largest binary unit ≤ n.
-func humanBytes(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	v, i := float64(n), 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%d B", n)
-	}
-	return fmt.Sprintf("%.1f %s", v, units[i])
 }
