@@ -111,21 +111,6 @@ func TestSkip(t *testing.T) {
 	}
 }
 
-func TestValidate(t *testing.T) {
-	for _, c := range []struct {
-		opt Options
-		ok  bool
-	}{
-		{Options{}, true}, {Options{Verify: "full", PackErrors: "skip", Poll: 1}, true},
-		{Options{Verify: "FULL"}, false}, {Options{PackErrors: "ignore"}, false},
-		{Options{Poll: -1}, false}, {Options{DirCacheBytes: -1}, false},
-	} {
-		if err := c.opt.Validate(); (err == nil) != c.ok {
-			t.Errorf("%+v: %v", c.opt, err)
-		}
-	}
-}
-
 // CheckFile judges a listed file by its path: extension and name (§4.1).
 func TestCheckFile(t *testing.T) {
 	for _, c := range []struct {

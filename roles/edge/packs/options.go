@@ -1,7 +1,6 @@
 package packs
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -50,24 +49,8 @@ type Options struct {
 	Log           zerolog.Logger
 }
 
-// Validate reports a Verify or PackErrors value other than the spec's, or a
-// negative Poll or byte budget.
-func (o Options) Validate() error {
-	switch {
-	case o.Verify != "" && o.Verify != VerifyBasic && o.Verify != VerifyFull:
-		return fmt.Errorf("verify_packs must be %q or %q, not %q", VerifyBasic, VerifyFull, o.Verify)
-	case o.PackErrors != "" && o.PackErrors != ErrorsFail && o.PackErrors != ErrorsSkip:
-		return fmt.Errorf("pack_errors must be %q or %q, not %q", ErrorsFail, ErrorsSkip, o.PackErrors)
-	case o.Poll < 0:
-		return fmt.Errorf("pack_poll_interval must not be negative")
-	case o.DirCacheBytes < 0:
-		return fmt.Errorf("dir_cache_bytes must not be negative")
-	}
-	return nil
-}
-
 // withDefaults fills zero values; unknown Verify / PackErrors values read
-// as the defaults (Validate reports them).
+// as the defaults (the edge config check refuses them first).
 func (o Options) withDefaults() Options {
 	if o.Verify != VerifyFull {
 		o.Verify = VerifyBasic
