@@ -67,7 +67,7 @@ func wantRetryAfter(t *testing.T, what string, r httpResult, want string) {
 	}
 }
 
-// TestBadInput sends every row of spec/storage.md §10 over the wire.
+// TestBadInput sends every row of docs/storage.md §10 over the wire.
 func TestBadInput(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nodeOpts{args: []string{"--storage.max-object-bytes", "1MiB", "--storage.upload-stall-timeout", "1s"}})

@@ -10,13 +10,13 @@ import (
 	"time"
 )
 
-// clPullLimit bounds the urgent pull of a quarantined object (§5: queued at
+// clPullLimit bounds the urgent pull of a quarantined object (docs/cluster.md §5: queued at
 // once on the urgent lane; one object of a few chunks at the pace).
 const clPullLimit = 20 * time.Second
 
-// TestClusterCorruptObjectRepaired (spec/cluster.md §13.5): one byte
+// TestClusterCorruptObjectRepaired (docs/cluster.md §13.5): one byte
 // flipped in the object file of one holder: that holder's read fails (500
-// corrupt: the first chunk is checked before headers, storage.md §4), the
+// corrupt: the first chunk is checked before headers, docs/storage.md §4), the
 // object is quarantined and counted, pulled back from the other holder,
 // and then reads pass on that node, through the gateway and with `ron get`.
 func TestClusterCorruptObjectRepaired(t *testing.T) {
@@ -51,7 +51,7 @@ func TestClusterCorruptObjectRepaired(t *testing.T) {
 	c.waitPlaced([]clObject{o}, c.nodes, 10*time.Second)
 }
 
-// quarantined lists n's quarantine entries for id (storage.md §5 layout).
+// quarantined lists n's quarantine entries for id (docs/storage.md §5 layout).
 func quarantined(n *clNode, id string) []string {
 	ents, _ := os.ReadDir(filepath.Join(n.storageDir(), "quarantine"))
 	var out []string

@@ -16,13 +16,13 @@ import (
 	"github.com/ronhq/ron/internal/tooltest"
 )
 
-// Cluster e2e settings (spec/cluster.md §13, issue 7). repair_after is the
+// Cluster e2e settings (docs/cluster.md §13, issue 7). repair_after is the
 // validated minimum (10 s; the spec's 5 s predates the ≥ 10 s rule).
 const (
 	clRepairAfter    = 10 * time.Second
 	clRepairInterval = 1 * time.Second
 	clDefaultPace    = 50 << 20 // cluster.repair_pace default, bytes/s
-	// clConvergeLimit bounds "all alive everywhere" after a start (§13.1).
+	// clConvergeLimit bounds "all alive everywhere" after a start (docs/cluster.md §13.1).
 	clConvergeLimit = 10 * time.Second
 	// clDeadLimit bounds the wait for the survivors to mark a killed or
 	// stopped member dead (memberlist local profile: a 1 s probe interval and

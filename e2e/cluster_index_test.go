@@ -11,7 +11,7 @@ import (
 // at once).
 const clReplicaLimit = 10 * time.Second
 
-// TestClusterIndexOwners (spec/cluster.md §13.6, §6, §12): three index
+// TestClusterIndexOwners (docs/cluster.md §13.6, §6, §12): three index
 // members, so each is an owner of every name (R 3) and W_idx is 2. With the
 // name's primary killed, GET answers at once and, once the primary is seen
 // dead, PUT works through the two others; the primary catches up after its
@@ -61,7 +61,7 @@ func TestClusterIndexOwners(t *testing.T) {
 		t.Fatalf("PUT /names/%s on the lone survivor: %v", name, err)
 	}
 	wantError(t, "PUT on a lone survivor of three index members", r, http.StatusServiceUnavailable, "upstream_unavailable")
-	// The refused write's outcome is unknown (§6): the survivor may have
+	// The refused write's outcome is unknown (docs/cluster.md §6): the survivor may have
 	// committed it locally, so either version may be read.
 	r, got, err := getName(survivor, name, false)
 	if err != nil || r.status != http.StatusOK || got.Version < rec2.Version {

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// TestClusterKill9DuringWrites (spec/cluster.md §13.3, issue 7 "Done
+// TestClusterKill9DuringWrites (docs/cluster.md §13.3, issue 7 "Done
 // means": passes 10 times in a row with -count=10): four nodes, a write
 // load through every node and the gateway, and one storage node killed with
 // SIGKILL while it runs. Every acknowledged object is readable at once
@@ -40,7 +40,7 @@ func TestClusterKill9DuringWrites(t *testing.T) {
 	acked := load.ackedNow()
 	t.Logf("write load: %s", load.summary())
 	if len(load.badCopy) > 0 {
-		t.Errorf("acknowledged writes without copies 2 (§4.3): %v", load.badCopy)
+		t.Errorf("acknowledged writes without copies 2 (docs/cluster.md §4.3): %v", load.badCopy)
 	}
 	c.readAllAtOnce(acked, "acknowledged by the end of the load", load)
 	c.ronGetSample(acked, victim, survivors, 5)
@@ -155,7 +155,7 @@ func (c *testCluster) checkPlacementAlive(objs []clObject, survivors []*clNode, 
 	}
 }
 
-// TestClusterRestartWithinRepairAfter (§13.4): a node killed and back
+// TestClusterRestartWithinRepairAfter (docs/cluster.md §13.4): a node killed and back
 // within repair_after causes no repair traffic: every node's
 // ron_repair_bytes_total{phase="executed"} stays where it was through
 // repair_after + 3 × repair_interval after the kill and several passes.
@@ -189,7 +189,7 @@ func TestClusterRestartWithinRepairAfter(t *testing.T) {
 		enough := time.Since(killed) >= quiet
 		for _, n := range c.nodes {
 			if d := n.executedBytes() - base[n.id]; d != 0 {
-				t.Fatalf("%s executed %v repair bytes %s after a restart within repair_after (want 0, §5 and §12)", n.id, d, time.Since(killed).Round(time.Millisecond))
+				t.Fatalf("%s executed %v repair bytes %s after a restart within repair_after (want 0, docs/cluster.md §5 and docs/cluster.md §12)", n.id, d, time.Since(killed).Round(time.Millisecond))
 			}
 			p := c.repairOf(n).Pass
 			enough = enough && p >= passes[n.id]+3

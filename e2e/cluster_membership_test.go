@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// TestClusterConvergence (spec/cluster.md §13.1): five nodes started at
-// once see each other alive within 10 s; the status document (§9), the
-// membership gauge (§11), `ron cluster members` and the placement endpoint
+// TestClusterConvergence (docs/cluster.md §13.1): five nodes started at
+// once see each other alive within 10 s; the status document (docs/cluster.md §9), the
+// membership gauge (docs/cluster.md §11), `ron cluster members` and the placement endpoint
 // agree with it.
 func TestClusterConvergence(t *testing.T) {
 	c := newTestCluster(t, clusterOpts{nodes: 5})
@@ -57,7 +57,7 @@ func TestClusterConvergence(t *testing.T) {
 	}
 }
 
-// checkClusterStatus checks n's top-level cluster object (§9): its own id,
+// checkClusterStatus checks n's top-level cluster object (docs/cluster.md §9): its own id,
 // every member with its roles, no zone and an RFC 3339 since.
 func checkClusterStatus(t *testing.T, n *clNode, all []string) {
 	t.Helper()

@@ -11,7 +11,7 @@ import (
 // owners' copies, each under the index's own deadlines.
 const clIndexLimit = 10 * time.Second
 
-// nameAnswer is a name record as the index answers it (spec/index.md §3).
+// nameAnswer is a name record as the index answers it (docs/index.md §3).
 type nameAnswer struct {
 	Name    string `json:"name"`
 	B3      string `json:"b3"`
@@ -53,7 +53,7 @@ func (c *testCluster) mustPutName(n *clNode, name, b3 string) nameAnswer {
 }
 
 // getName reads GET /names/{name} from n's index (local=true: from its own
-// store only, spec/index.md §5); rec is set on 200.
+// store only, docs/index.md §5); rec is set on 200.
 func getName(n *clNode, name string, local bool) (httpResult, nameAnswer, error) {
 	var rec nameAnswer
 	u := "http://" + n.index + "/names/" + name

@@ -17,7 +17,7 @@ import (
 	"github.com/zeebo/blake3"
 )
 
-// hrwScore is spec/cluster.md §3's score, computed here independently of
+// hrwScore is docs/cluster.md §3's score, computed here independently of
 // the product: the big-endian uint64 of the first 8 bytes of
 // BLAKE3-256(node_id ‖ 0x00 ‖ key).
 func hrwScore(node string, key []byte) uint64 {
@@ -70,7 +70,7 @@ func nameKey(name string) []byte {
 }
 
 // TestClusterHRWVectors checks the test's own rendezvous code against the
-// spec's vectors (§3), so the placement checks below compare the product
+// spec's vectors (docs/cluster.md §3), so the placement checks below compare the product
 // with a known-good reference.
 func TestClusterHRWVectors(t *testing.T) {
 	nodes := []string{"node-a", "node-b", "node-c", "node-d"}
@@ -123,7 +123,7 @@ func totalBytes(objs []clObject) int64 {
 	return n
 }
 
-// writeAnswer is the JSON reply to a write in cluster mode (§4).
+// writeAnswer is the JSON reply to a write in cluster mode (docs/cluster.md §4).
 type writeAnswer struct {
 	CID     string `json:"cid"`
 	Size    int64  `json:"size"`
@@ -171,12 +171,12 @@ func (c *testCluster) writeTwo(base string, o clObject) error {
 		return err
 	}
 	if !a.twoCopies() {
-		return fmt.Errorf("POST %s/o of %s (%d bytes): copies %s, want 2 (spec/cluster.md §4.3)", base, o.id, len(o.data), fmtCopies(a.Copies))
+		return fmt.Errorf("POST %s/o of %s (%d bytes): copies %s, want 2 (docs/cluster.md §4.3)", base, o.id, len(o.data), fmtCopies(a.Copies))
 	}
 	return nil
 }
 
-// twoCopies reports whether the reply says copies 2 (§4.3).
+// twoCopies reports whether the reply says copies 2 (docs/cluster.md §4.3).
 func (a writeAnswer) twoCopies() bool { return a.Copies != nil && *a.Copies == 2 }
 
 func fmtCopies(p *int) string {

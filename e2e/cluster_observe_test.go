@@ -20,7 +20,7 @@ func clGet(url string) (httpResult, error) {
 	return clReq(clObserveLimit, http.MethodGet, url, nil, nil)
 }
 
-// memberStatus is one entry of the status document's cluster.members (§9).
+// memberStatus is one entry of the status document's cluster.members (docs/cluster.md §9).
 type memberStatus struct {
 	ID    string   `json:"id"`
 	State string   `json:"state"`
@@ -29,7 +29,7 @@ type memberStatus struct {
 	Since string   `json:"since"`
 }
 
-// repairStatus is the storage role's details.repair (§9).
+// repairStatus is the storage role's details.repair (docs/cluster.md §9).
 type repairStatus struct {
 	State           string   `json:"state"`
 	Pass            int64    `json:"pass"`
@@ -220,7 +220,7 @@ func (n *clNode) mustMetric(name string, labels ...string) float64 {
 		n.t.Fatalf("%s: /metrics: %v", n.id, err)
 	}
 	if !found {
-		n.t.Fatalf("%s: /metrics has no %s%v (spec/cluster.md §11)", n.id, name, labels)
+		n.t.Fatalf("%s: /metrics has no %s%v (docs/cluster.md §11)", n.id, name, labels)
 	}
 	return v
 }
@@ -236,7 +236,7 @@ func (n *clNode) executedBytes() float64 {
 	return v
 }
 
-// placementAnswer is GET /api/v1/cluster/placement/{b3} (§9).
+// placementAnswer is GET /api/v1/cluster/placement/{b3} (docs/cluster.md §9).
 type placementAnswer struct {
 	Targets []string `json:"targets"`
 	Holders []string `json:"holders"`

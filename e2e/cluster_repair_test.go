@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// The paced repair test (spec/cluster.md §13.7): pace 10 MiB/s, so repair
+// The paced repair test (docs/cluster.md §13.7): pace 10 MiB/s, so repair
 // bytes executed in any 5 s window stay ≤ 5 × 10 MiB + 1 MiB (the burst).
 const (
 	clPace       = 10 << 20
@@ -25,7 +25,7 @@ const (
 // and n2 push its share back, so it is refilled by repair within
 // repair_after + 3 × repair_interval + 2 × (bytes it held ÷ pace) + 30 s,
 // while sampling shows each pusher's executed repair bytes in every 5 s
-// window ≤ 51 MiB (§13.7).
+// window ≤ 51 MiB (docs/cluster.md §13.7).
 func TestClusterEmptyDiskRefillPaced(t *testing.T) {
 	c := startTestCluster(t, clusterOpts{nodes: 3, cluster: fmt.Sprintf("repair_pace = %q", "10MiB")})
 	n1, n2, n3 := c.nodes[0], c.nodes[1], c.nodes[2]
@@ -160,7 +160,7 @@ func checkPaceWindows(t *testing.T, id string, ss []paceSample) {
 			d := ss[j].bytes - ss[i].bytes
 			worst = max(worst, d)
 			if d > clPaceMax {
-				t.Errorf("%s executed %.2f MiB of repair within %s (> %d MiB = 5 s × 10 MiB/s + 1 MiB, §5 safety)",
+				t.Errorf("%s executed %.2f MiB of repair within %s (> %d MiB = 5 s × 10 MiB/s + 1 MiB, docs/cluster.md §5 safety)",
 					id, d/(1<<20), ss[j].got.Sub(ss[i].sent).Round(time.Millisecond), clPaceMax>>20)
 				return
 			}

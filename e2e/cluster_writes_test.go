@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// TestClusterWrites (spec/cluster.md §13.2): 200 objects of 1 KiB–4 MiB
+// TestClusterWrites (docs/cluster.md §13.2): 200 objects of 1 KiB–4 MiB
 // written through every node's storage listener and through the gateway;
 // each reply has copies 2. Once repair settles, each object sits on
 // exactly its top-2 members: the placement endpoint's holders equal its
@@ -76,7 +76,7 @@ func (c *testCluster) waitPlaced(objs []clObject, members []*clNode, limit time.
 			case err != nil:
 				last = fmt.Sprintf("%s: %v", n.id, err)
 			case !slices.Equal(p.Targets, want):
-				c.t.Fatalf("placement of %s on %s: targets %v, want %v (the top 2 of %v by the §3 score)", o.id, n.id, p.Targets, want, all)
+				c.t.Fatalf("placement of %s on %s: targets %v, want %v (the top 2 of %v by the docs/cluster.md §3 score)", o.id, n.id, p.Targets, want, all)
 			case !slices.Equal(p.Holders, p.Targets):
 				last = fmt.Sprintf("%s (%d bytes): targets %v holders %v", o.id, len(o.data), p.Targets, p.Holders)
 			default:

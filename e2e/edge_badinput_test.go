@@ -18,7 +18,7 @@ import (
 )
 
 // edgeSmall is the size of the object and of the pack the Range rows of the
-// bad-input table use (spec/edge.md §13: "bytes */500").
+// bad-input table use (docs/edge.md §13: "bytes */500").
 const edgeSmall = 500
 
 // edgeOriginServer is the loopback origin of the /assets rows: it counts the
@@ -106,7 +106,7 @@ func startEdgeTable(t *testing.T) *edgeTable {
 // leafPastSection is a PNG archive whose root points to one leaf directory
 // that itself points to a leaf directory past the end of the leaf section:
 // it mounts under basic verification, and only serving tile 0/0/0 finds the
-// corruption (spec/edge.md §13).
+// corruption (docs/edge.md §13).
 func leafPastSection() []byte {
 	leaf := pmtilestest.EncodeDirectory([]pmtiles.Entry{{TileID: 0, Offset: 4096, Length: 16, RunLength: 0}})
 	root := pmtilestest.EncodeDirectory([]pmtiles.Entry{{TileID: 0, Offset: 0, Length: uint32(len(leaf)), RunLength: 0}})
@@ -141,7 +141,7 @@ func manyRanges(n int) string {
 }
 
 // gzipBomb is a gzip body of 9 MiB of zeros: far above the decode guard's
-// 10× ratio and 8 MiB (spec/edge.md §2).
+// 10× ratio and 8 MiB (docs/edge.md §2).
 func gzipBomb(t *testing.T) []byte {
 	t.Helper()
 	var b bytes.Buffer
@@ -155,7 +155,7 @@ func gzipBomb(t *testing.T) []byte {
 	return b.Bytes()
 }
 
-// rangeRows are the Range and conditional rows of spec/edge.md §13 for one
+// rangeRows are the Range and conditional rows of docs/edge.md §13 for one
 // 500-byte resource with the strong ETag etag.
 func rangeRows(what, path, etag string) []edgeRow {
 	unsatisfiable := map[string]string{"Content-Range": "bytes */500"}
@@ -180,7 +180,7 @@ func rangeRows(what, path, etag string) []edgeRow {
 	}
 }
 
-// edgeRows is the bad-input table of spec/edge.md §13, as HTTP requests
+// edgeRows is the bad-input table of docs/edge.md §13, as HTTP requests
 // against tb.
 func edgeRows(t *testing.T, tb *edgeTable) []edgeRow {
 	bad := func(name, path string) edgeRow {
@@ -273,7 +273,7 @@ func (row edgeRow) check(t *testing.T, e *edgeNode) {
 	}
 }
 
-// TestEdgeBadInput runs every row of spec/edge.md §13 that one HTTP request
+// TestEdgeBadInput runs every row of docs/edge.md §13 that one HTTP request
 // can express against a real `ron serve --roles=edge,storage,index` holding
 // the fixtures, a 500-byte pack, a 500-byte object and two loopback origins.
 // The rows about broken packs, storage returning wrong bytes and the origin's
@@ -326,7 +326,7 @@ func edgeRawRows(t *testing.T, e *edgeNode) {
 	}
 }
 
-// edgeOriginRows: the rows about what the origin answers (spec/edge.md §13):
+// edgeOriginRows: the rows about what the origin answers (docs/edge.md §13):
 // an unquoted ETag is stored without a validator, a redirect to another
 // host is relayed and never followed.
 func edgeOriginRows(t *testing.T, tb *edgeTable) {

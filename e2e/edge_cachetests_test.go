@@ -11,7 +11,7 @@ import (
 	"github.com/ronhq/ron/internal/tooltest"
 )
 
-// Settings of the cache-tests run (spec/edge.md §14): the suite's origin
+// Settings of the cache-tests run (docs/edge.md §14): the suite's origin
 // listens on 127.0.0.1:18000 (scripts/cachetests/run.sh starts it), the edge
 // on 127.0.0.1:18081 in front of it as origin "ct".
 const (

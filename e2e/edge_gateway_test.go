@@ -43,10 +43,10 @@ func tileURL(template string, zxy [3]uint32) string {
 }
 
 // TestEdgeThroughGateway: `ron serve` with every role; the gateway passes
-// /edge/{rest} to the edge as /{rest} (spec/gateway.md §1). The TileJSON
+// /edge/{rest} to the edge as /{rest} (docs/gateway.md §1). The TileJSON
 // read through the gateway names tiles under /edge on the gateway's own
 // host (the gateway is a trusted peer: X-Forwarded-Host and
-// X-Forwarded-Prefix, spec/edge.md §6.4), read directly it names the edge's;
+// X-Forwarded-Prefix, docs/edge.md §6.4), read directly it names the edge's;
 // the tiles behind both templates are the Go reader's bytes, with equal
 // validators.
 func TestEdgeThroughGateway(t *testing.T) {

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/ronhq/ron/internal/fixtures"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,14 +17,13 @@ import (
 
 	"github.com/ronhq/ron/roles/edge/pmtiles"
 	"github.com/ronhq/ron/roles/edge/pmtiles/pmtilestest"
-	"github.com/ronhq/ron/store/storetest"
 )
 
-// Limits of the edge tests (spec/edge.md). They bound polls; a healthy run
+// Limits of the edge tests (docs/edge.md). They bound polls; a healthy run
 // meets each in well under a second.
 const (
 	// edgePollInterval is the pack_poll_interval the tests configure, so that
-	// a replaced pack is re-mounted within about three intervals (§4.3: a
+	// a replaced pack is re-mounted within about three intervals (docs/edge.md §4.3: a
 	// change is acted on once two consecutive polls saw the same stat).
 	edgePollInterval = 200 * time.Millisecond
 	// edgeRemountLimit bounds a replaced pack being served with its new ETag.
@@ -101,10 +102,10 @@ func (e *edgeNode) get(method, path string, h http.Header) httpResult {
 	return do(e.t, method, e.edgeURL(path), h, nil)
 }
 
-// edgeFixture is shared/testdata/<kind>/<name>.
+// edgeFixture is testdata/<kind>/<name>.
 func edgeFixture(t testing.TB, kind, name string) string {
 	t.Helper()
-	return filepath.Join(storetest.TestdataDir(t), kind, name)
+	return filepath.Join(fixtures.Dir(t), kind, name)
 }
 
 // edgeReadFile is the content of path.
@@ -132,7 +133,7 @@ func edgeWriteFile(t testing.TB, path string, b []byte) {
 }
 
 // edgeReplace writes b under a temporary name in path's folder and
-// renames it over path, as operators are told to (spec/edge.md §4.3).
+// renames it over path, as operators are told to (docs/edge.md §4.3).
 func edgeReplace(t testing.TB, path string, b []byte) {
 	t.Helper()
 	tmp := path + ".tmp"
@@ -142,7 +143,7 @@ func edgeReplace(t testing.TB, path string, b []byte) {
 	}
 }
 
-// Valid fixtures: each mounts under basic verification (spec/edge.md §14).
+// Valid fixtures: each mounts under basic verification (docs/edge.md §14).
 var (
 	validPMTiles = []string{"stamen_toner_z3", "test_fixture_1", "test_fixture_2", "test_fixture_mlt"}
 	validMBTiles = []string{"world_cities", "zoomed_world_cities", "geography-class-png", "uncompressed_mvt",

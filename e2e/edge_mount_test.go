@@ -57,7 +57,7 @@ func quickCheckFails(t *testing.T, path string) {
 	edgeWriteFile(t, path, b)
 }
 
-// brokenPacks writes every broken pack of spec/edge.md §13 into dir and
+// brokenPacks writes every broken pack of docs/edge.md §13 into dir and
 // returns their names.
 func brokenPacks(t *testing.T, dir string) []string {
 	t.Helper()
@@ -90,7 +90,7 @@ func brokenPacks(t *testing.T, dir string) []string {
 	return names
 }
 
-// TestEdgeBrokenPacksNotMounted: the broken-pack rows of spec/edge.md §13.
+// TestEdgeBrokenPacksNotMounted: the broken-pack rows of docs/edge.md §13.
 // Every broken PMTiles (bad magic, version 4, 0 bytes, a section past EOF,
 // tile compression 5, an 11-byte varint) and MBTiles file (no tables, no
 // tiles, no metadata, failing quick_check) is not mounted: /readyz lists

@@ -222,7 +222,7 @@ func (f *fakeStorage) serveStalled(w http.ResponseWriter, r *http.Request, obj f
 //   - A fill that stalls halfway is cut by kill -9 of the edge: after the
 //     restart nothing partial is visible (blobs/tmp is empty and the next
 //     GET is a miss that fills the whole object).
-//   - Storage returns bytes that do not hash to the id (spec/edge.md §13):
+//   - Storage returns bytes that do not hash to the id (docs/edge.md §13):
 //     a one-chunk body with a matching chunk list, a one-chunk body with the
 //     right list, and a four-chunk body whose last chunk is wrong. No client
 //     ever receives a complete body; each is 502 (etag_invalid) or aborted
@@ -281,7 +281,7 @@ func stalledFillKilled(t *testing.T, e *edgeNode, fake *fakeStorage, id string) 
 	return e2
 }
 
-// wrongBytesRows: the §13 row "Storage returns bytes that do not hash to the
+// wrongBytesRows: the docs/edge.md §13 row "Storage returns bytes that do not hash to the
 // id" in its three shapes.
 func wrongBytesRows(t *testing.T, e *edgeNode, fake *fakeStorage) {
 	rows := []struct {

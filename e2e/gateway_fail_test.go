@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Limits of TestGatewayStorageFailure (spec/gateway.md §3.8).
+// Limits of TestGatewayStorageFailure (docs/gateway.md §3.8).
 const (
 	// gwBreakerOpenLimit bounds the wait for the storage breaker to open:
 	// five failed attempts in a row trip it, and every read makes up to

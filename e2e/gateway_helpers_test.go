@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Limits of the gateway tests (spec/gateway.md §3.8). They bound polls and
+// Limits of the gateway tests (docs/gateway.md §3.8). They bound polls and
 // single requests; a healthy run meets each in milliseconds.
 const (
 	// gwRequestLimit bounds one request to the gateway: forward_timeout

@@ -11,7 +11,7 @@ import (
 )
 
 // TestGatewaySiteOneProcess publishes a site on a node running every role
-// and reads it through the node's gateway (spec/gateway.md §5).
+// and reads it through the node's gateway (docs/gateway.md §5).
 func TestGatewaySiteOneProcess(t *testing.T) {
 	t.Parallel()
 	checkSite(t, startOneProcess(t, gwTestConfig))
@@ -20,7 +20,7 @@ func TestGatewaySiteOneProcess(t *testing.T) {
 // TestGatewaySiteThreeProcesses publishes the same site on a storage node
 // and names it on an index node, then reads it through a gateway process
 // forwarding to both over HTTP. An object held only by a second storage
-// node is served through the gateway from the index's provider (§4).
+// node is served through the gateway from the index's provider (docs/gateway.md §4).
 func TestGatewaySiteThreeProcesses(t *testing.T) {
 	t.Parallel()
 	w := startThreeProcesses(t, gwTestConfig)
@@ -137,7 +137,7 @@ func gwHeaderIs(key, want string) func(*testing.T, gwAnswer) {
 	}
 }
 
-// listed is one entry of a site listing (spec/gateway.md §5).
+// listed is one entry of a site listing (docs/gateway.md §5).
 type listed struct {
 	Name string `json:"name"`
 	ID   string `json:"id"`

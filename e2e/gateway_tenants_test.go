@@ -17,7 +17,7 @@ const tenantApplyLimit = 10 * time.Second
 // dev signer 1 of 1) a token of tenant "acme" reads through the gateway;
 // committing a set whose tenant item gives acme rps 0 makes the same read
 // answer 403 forbidden (tenant_suspended) while anonymous reads go on;
-// committing rps 100 lets acme read again (spec/gateway.md §7).
+// committing rps 100 lets acme read again (docs/gateway.md §7).
 func TestGatewayTenantsLive(t *testing.T) {
 	t.Parallel()
 	w := startOneProcess(t, gwTestConfig)

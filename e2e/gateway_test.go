@@ -50,7 +50,7 @@ func (n *node) gatewayTarget(name string) gatewaytest.Target {
 }
 
 // shareRootKey copies from's root key into the data dir to, as cluster
-// nodes share one (spec/cluster.md §2), so the gateway's minted link tokens
+// nodes share one (docs/cluster.md §2), so the gateway's minted link tokens
 // verify upstream.
 func shareRootKey(t *testing.T, from *node, to string) {
 	t.Helper()

@@ -36,7 +36,7 @@ func wantObjectHeaders(t *testing.T, what string, r httpResult, id string) {
 }
 
 // TestRangeAndConditionals sends Range and conditional requests over the
-// wire against a stored object (spec/storage.md §4).
+// wire against a stored object (docs/storage.md §4).
 func TestRangeAndConditionals(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nodeOpts{})

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Limits of the index tests (spec/index.md §5, §6; spec/storage.md §5).
+// Limits of the index tests (docs/index.md §5, §6; docs/storage.md §5).
 const (
 	// announceLimit bounds the wait for an object stored on a node to show
 	// up in that node's index: a 250 ms gather, a 1 s send deadline and up
@@ -32,7 +32,7 @@ const (
 
 // startCluster starts count nodes with the default roles (index+storage),
 // each listing the other nodes' index URLs in --index.peers; node 0 lists its
-// own URL too, which it must recognise and skip (spec/index.md §6). Every
+// own URL too, which it must recognise and skip (docs/index.md §6). Every
 // port is reserved before the first launch, so the lists are complete; all
 // nodes launch before any is waited on.
 func startCluster(t *testing.T, count int) []*node {
@@ -73,7 +73,7 @@ func (n *node) nodeID() string {
 	return strings.TrimSpace(string(b))
 }
 
-// provider is one provider record (spec/index.md §4).
+// provider is one provider record (docs/index.md §4).
 type provider struct {
 	Node       string `json:"node"`
 	Addr       string `json:"addr"`
@@ -83,7 +83,7 @@ type provider struct {
 	ExpiresInS int64  `json:"expires_in_s"`
 }
 
-// resolveAnswer is a GET /resolve/{key} answer (spec/index.md §5).
+// resolveAnswer is a GET /resolve/{key} answer (docs/index.md §5).
 type resolveAnswer struct {
 	Key         string     `json:"key"`
 	Target      string     `json:"target"`
@@ -150,7 +150,7 @@ func (n *node) localProviders(id string) []provider {
 }
 
 // waitAnnounced polls n's own index until n's storage is a provider of id
-// (the storage role announced it, spec/storage.md §5).
+// (the storage role announced it, docs/storage.md §5).
 func (n *node) waitAnnounced(id string) provider {
 	n.t.Helper()
 	var got provider
@@ -173,7 +173,7 @@ func (n *node) nameCLI(args ...string) cliResult {
 	return ron(n.t, cliOpts{env: n.cliEnv()}, args...)
 }
 
-// nameRecord is a name pointer (spec/index.md §3).
+// nameRecord is a name pointer (docs/index.md §3).
 type nameRecord struct {
 	Name      string `json:"name"`
 	B3        string `json:"b3"`

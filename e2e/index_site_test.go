@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// manifestType is the media type of a stored ManifestV1 (spec/index.md §2).
+// manifestType is the media type of a stored ManifestV1 (docs/index.md §2).
 const manifestType = "application/vnd.ron.manifest+json"
 
 // TestIndexPublishSite publishes a directory on node A (`ron put -r`, then

@@ -25,7 +25,7 @@ func TestIndexResolveAcrossPeers(t *testing.T) {
 	}
 	a.waitAnnounced(id)
 
-	// GET /providers on B: a local miss asks the peers (spec/index.md §4).
+	// GET /providers on B: a local miss asks the peers (docs/index.md §4).
 	if r := do(t, http.MethodGet, b.indexURL()+"/providers/"+id, nil, nil); r.status != http.StatusOK || !strings.Contains(string(r.body), `"addr":"http://`+a.storage+`"`) {
 		t.Errorf("GET /providers/%s on B: %d %s, want 200 naming A's storage (from a peer)", id, r.status, r.body)
 	}
@@ -116,7 +116,7 @@ func TestIndexNamesCAS(t *testing.T) {
 		t.Errorf("resolve %s on B: %+v, want target %s v2 from a peer, no providers", name, ans, t2)
 	}
 
-	// GET /names on B: a local miss asks the peers (spec/index.md §3).
+	// GET /names on B: a local miss asks the peers (docs/index.md §3).
 	if res := b.nameCLI("get", name); res.code != 0 || !strings.Contains(res.stdout, name+"@2  "+t2) {
 		t.Errorf("name get %s on B: exit %d, stdout %q, stderr %q; want v2 → %s from a peer", name, res.code, res.stdout, res.stderr, t2)
 	}

@@ -625,7 +625,7 @@ func send(ctx context.Context, method, url string, h http.Header, body []byte) (
 	return httpResult{status: resp.StatusCode, header: resp.Header, body: data, err: rerr}, nil
 }
 
-// envelope is the error envelope of ARCHITECTURE §5.
+// envelope is the error envelope of docs/architecture.md §5.
 type envelope struct {
 	Error struct {
 		Code        string         `json:"code"`
@@ -702,7 +702,7 @@ func b3sum(t testing.TB, path string) string {
 	return "b3:" + strings.TrimSpace(string(out))
 }
 
-// vector is the 102,400-byte input of spec/storage.md §1: byte i = i mod 251.
+// vector is the 102,400-byte input of docs/storage.md §1: byte i = i mod 251.
 func vector() []byte {
 	b := make([]byte, 102400)
 	for i := range b {

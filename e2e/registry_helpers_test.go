@@ -29,7 +29,7 @@ import (
 	"github.com/ronhq/ron/roles/registry/descriptor"
 )
 
-// Limits of the registry tests (spec/registry.md §2, §6, §10). They bound
+// Limits of the registry tests (docs/registry.md §2, §6, §10). They bound
 // polls; a healthy run meets each in milliseconds.
 const (
 	// regWriteReadyLimit bounds restart → /registry/status write_ready
@@ -41,7 +41,7 @@ const (
 	// stream ending once the node is killed.
 	regStreamLimit = 10 * time.Second
 	// regWatchLimit bounds api.HTTPClient.Watch catching up after a
-	// restart: its reconnect backoff grows to 5 s (spec §9).
+	// restart: its reconnect backoff grows to 5 s (docs/registry.md §9).
 	regWatchLimit = 20 * time.Second
 	// regCommitLimit bounds a sequential writer's run of commits.
 	regCommitLimit = 30 * time.Second
@@ -60,7 +60,7 @@ type regKey struct {
 	priv   ed25519.PrivateKey
 }
 
-// regKeyFile is the JSON of a signer key file (spec/registry.md §9).
+// regKeyFile is the JSON of a signer key file (docs/registry.md §9).
 type regKeyFile struct {
 	SchemaVersion string `json:"schema_version"`
 	ID            string `json:"id"`
@@ -91,7 +91,7 @@ func readRegKey(t testing.TB, path string) regKey {
 	return regKey{id: f.ID, pubkey: f.Pubkey, priv: priv}
 }
 
-// devSignerKey reads a dev-mode node's signer key (spec/registry.md §6).
+// devSignerKey reads a dev-mode node's signer key (docs/registry.md §6).
 func devSignerKey(t testing.TB, n *node) regKey {
 	t.Helper()
 	return readRegKey(t, filepath.Join(n.dataDir, "keys", "registry-dev-signer.key"))

@@ -52,7 +52,7 @@ const (
 // client, reconnecting on its own after the server's `retry: 2000` with
 // Last-Event-ID, sees every version from genesis to the last exactly once,
 // in order, each with the payload_b3 GET /registry/{v} serves
-// (spec/registry.md §2).
+// (docs/registry.md §2).
 func TestRegistrySSENpmEventSource(t *testing.T) {
 	script := npmScript(t, "sse-client.mjs", "eventsource")
 	const (

@@ -25,7 +25,7 @@ import (
 )
 
 // Shape of TestRegistryKill9: issue 4 asks for kill -9 at 20 random moments
-// during a commit storm from 8 concurrent clients (the spec's §10 says 10
+// during a commit storm from 8 concurrent clients (the docs/registry.md §10 says 10
 // and 4; the issue wins).
 const (
 	killCycles   = 20
@@ -182,7 +182,7 @@ func (w *killWorld) recoveries() string {
 	return strings.Join(parts, ",")
 }
 
-// check runs the §10 checks after a restart.
+// check runs the docs/registry.md §10 checks after a restart.
 func (w *killWorld) check(cycle int) {
 	w.t.Helper()
 	waitWriteReady(w.t, w.n)

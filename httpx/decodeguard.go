@@ -11,10 +11,10 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// Decode guard limits (ARCHITECTURE §5): a compressed JSON body may expand to
+// Decode guard limits (docs/architecture.md §5): a compressed JSON body may expand to
 // at most MaxDecodeRatio times its compressed size and MaxDecodedBytes in all.
 // DecodeRatioFloor is where GuardBodyLimits starts applying the ratio rule
-// (spec/gateway.md §3.2): small bodies may compress well without being bombs.
+// (docs/gateway.md §3.2): small bodies may compress well without being bombs.
 const (
 	MaxDecodeRatio   = 10
 	MaxDecodedBytes  = 8 << 20
@@ -69,7 +69,7 @@ func GuardBody(encoding string, body io.ReadCloser) (io.ReadCloser, error) {
 	return g, nil
 }
 
-// GuardBodyLimits is the gateway's decode guard (spec/gateway.md §3.2).
+// GuardBodyLimits is the gateway's decode guard (docs/gateway.md §3.2).
 // encoding is the request's Content-Encoding (several header lines joined
 // with ", "): absent or "identity" returns body unchanged; "gzip", "x-gzip"
 // or "br" (any case) returns a decoding reader; anything else, including a

@@ -11,7 +11,7 @@ import (
 	"strconv"
 )
 
-// Stable error codes (ARCHITECTURE §5). Clients key on these, never on messages.
+// Stable error codes (docs/architecture.md §5). Clients key on these, never on messages.
 const (
 	CodeBadRequest          = "bad_request"
 	CodeMalformed           = "malformed"
@@ -37,7 +37,7 @@ const (
 	CodeDraining            = "draining"
 	CodeDegraded            = "degraded"
 	CodeInternal            = "internal"
-	// Registry codes (spec/registry.md §3).
+	// Registry codes (docs/registry.md §3).
 	CodeChainMismatch     = "chain_mismatch"
 	CodeDuplicateApproval = "duplicate_approval"
 	CodeInvalidSig        = "invalid_sig"

@@ -1,7 +1,7 @@
 package httpx
 
 // Ingress holds the three ingress keys every listener section has
-// (ARCHITECTURE §5). It is squashed into each section's config struct.
+// (docs/architecture.md §5). It is squashed into each section's config struct.
 type Ingress struct {
 	MaxInflight   int     `koanf:"max_inflight" help:"requests in flight on this listener; over → 429 busy"`
 	RPS           float64 `koanf:"rps" help:"requests per second on this listener; 0 = off, over-rate → 429 rate_limited"`

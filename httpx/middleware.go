@@ -68,7 +68,7 @@ func newCorrID() string {
 	return id.String()
 }
 
-// middleware is the shared chain in ARCHITECTURE §5 order: corr-id →
+// middleware is the shared chain in docs/architecture.md §5 order: corr-id →
 // recover → access log + metrics → in-flight cap → RPS bucket → per-IP
 // connection cap → body cap → decode guard → handler deadline. It is one
 // echo middleware calling each step in turn, because echo wraps the global

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Listener timeouts shared by every ron listener (ARCHITECTURE §5). Object
+// Listener timeouts shared by every ron listener (docs/architecture.md §5). Object
 // bodies and streams replace the read/write timeouts with per-chunk deadlines
 // through http.ResponseController.
 const (

@@ -20,7 +20,7 @@ import (
 // adminStopTimeout bounds the admin listener's own shutdown (step 6).
 const adminStopTimeout = time.Second
 
-// adminPlane is the always-on admin listener (ARCHITECTURE §7).
+// adminPlane is the always-on admin listener (docs/architecture.md §7).
 type adminPlane struct {
 	node   *Node
 	server *httpx.Server
@@ -146,7 +146,7 @@ func (a *adminPlane) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // Status is the RON-STATUS-V1 document of /api/v1/status. Cluster is the
-// membership (spec/cluster.md §9), present only in cluster mode.
+// membership (docs/cluster.md §9), present only in cluster mode.
 type Status struct {
 	Version string               `json:"version"`
 	UptimeS int64                `json:"uptime_s"`

@@ -21,7 +21,7 @@ import (
 // drained: the leaving announcement (≤ 0.5 s), Leave (1 s) and Shutdown.
 const clusterStopTimeout = 2 * time.Second
 
-// clusterNode is a Node's process-level cluster machinery (spec/cluster.md
+// clusterNode is a Node's process-level cluster machinery (docs/cluster.md
 // §2): the gossip membership and, with registry admission, the registry
 // follower. It is nil on a node with cluster mode off; its methods accept a
 // nil receiver.

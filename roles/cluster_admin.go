@@ -17,14 +17,14 @@ import (
 const placementTimeout = 10 * time.Second
 
 // PlacementReply is the body of GET /api/v1/cluster/placement/{b3}
-// (spec/cluster.md §9): targets are the ids of top(RF, W, x), holders the
+// (docs/cluster.md §9): targets are the ids of top(RF, W, x), holders the
 // members that answered that they hold x (this node included).
 type PlacementReply struct {
 	Targets []string `json:"targets"`
 	Holders []string `json:"holders"`
 }
 
-// mountCluster adds the cluster routes of spec/cluster.md §9 (scope admin;
+// mountCluster adds the cluster routes of docs/cluster.md §9 (scope admin;
 // loopback needs no token) and, when storage runs in cluster mode, the
 // storage role's repair routes.
 func (a *adminPlane) mountCluster(api *echo.Group) {

@@ -26,7 +26,7 @@ const (
 // admissionRetry paces HEAD reads after a failure: 1 s doubling to 60 s.
 var admissionRetry = runtime.Backoff{Base: time.Second, Max: admissionHeadInterval, Factor: 2, Jitter: 0.2}
 
-// admission is cluster.registry_admission (spec/cluster.md §2): it follows
+// admission is cluster.registry_admission (docs/cluster.md §2): it follows
 // the co-located registry's committed HEAD and offers the ids of its node
 // items to the membership table through admitted. Only the goroutine
 // running run writes; admitted is a lock-free read.

@@ -13,7 +13,7 @@ import (
 const metaPlaceholderID = "01JD2Z3Y4X5W6V7T8S9R0QPNMK"
 
 // validateCluster checks [cluster] always and, in cluster mode, what the
-// node's gossip metadata needs (spec/cluster.md §2, ARCHITECTURE §7): every
+// node's gossip metadata needs (docs/cluster.md §2, docs/architecture.md §7): every
 // enabled role must have a URL others can use, the metadata must fit 512
 // bytes, and registry admission needs the registry in this process.
 func (c *Config) validateCluster() error {
@@ -85,7 +85,7 @@ func nodeMeta(c *Config, id string, bound map[string]string) cluster.Meta {
 }
 
 // clusterHotKeys are the [cluster] keys a reload applies live
-// (spec/cluster.md §10): zone through UpdateNode, the rest through the
+// (docs/cluster.md §10): zone through UpdateNode, the rest through the
 // roles' ApplyCluster. Every other key needs a restart.
 var clusterHotKeys = map[string]bool{
 	"zone": true, "repair_pace": true, "repair_interval": true, "repair_workers": true,

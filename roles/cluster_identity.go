@@ -13,7 +13,7 @@ import (
 )
 
 // gossipKeyContext is the BLAKE3 derive-key context of the gossip key
-// (spec/cluster.md §2).
+// (docs/cluster.md §2).
 const gossipKeyContext = "ron cluster gossip v1"
 
 // resolveNodeID is this node's id: cluster.node_id when set, else the ULID
@@ -29,7 +29,7 @@ func resolveNodeID(c *Config) (string, error) {
 	return id, nil
 }
 
-// loadRootKey returns the node's root key (ARCHITECTURE §6). With
+// loadRootKey returns the node's root key (docs/architecture.md §6). With
 // cluster.root_key_file set, that file replaces <data>/keys/root.key for the
 // whole node: it is read and never created; in amnesia mode a missing file
 // gives a key kept in memory (inMemory = true), which no other node shares.
@@ -57,7 +57,7 @@ func readRootKey(c *Config) (*auth.Keyring, error) {
 }
 
 // privateReads reports whether this node's reads need a token: then node
-// tokens also carry the read scopes (spec/cluster.md §2).
+// tokens also carry the read scopes (docs/cluster.md §2).
 func privateReads(c *Config) bool { return !c.Storage.PublicReads || !c.Index.PublicReads }
 
 // nodeTokenSource mints the node-to-node bearer tokens of cluster mode.

@@ -17,7 +17,7 @@ type clusterApplier interface {
 
 // applyCluster applies a reload in cluster mode: the gossip metadata first
 // (memberlist UpdateNode when a role's advertise_url or the zone changed,
-// spec/cluster.md §2; a metadata that does not validate rejects the reload
+// docs/cluster.md §2; a metadata that does not validate rejects the reload
 // before anything changed), then the [cluster] keys clusterRestartOnly let
 // through, by the roles' ApplyCluster. With cluster mode off nothing reads
 // them.

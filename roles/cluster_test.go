@@ -331,7 +331,7 @@ func TestRegistryAdmissionWiring(t *testing.T) {
 
 // TestClusterReloadRoleURL: a reload that changes only a role's
 // advertise_url (hot for the index role) gossips the new URL
-// (spec/cluster.md §2: UpdateNode on a URL change).
+// (docs/cluster.md §2: UpdateNode on a URL change).
 func TestClusterReloadRoleURL(t *testing.T) {
 	n, _ := startClusterNode(t, clusterNodeOpts{id: "node-u", roles: []string{"index"}, keyFile: sharedKeyFile(t)})
 	const moved = "http://127.0.0.1:9"

@@ -19,10 +19,10 @@ import (
 	"github.com/ronhq/ron/runtime/config"
 )
 
-// MaxDrainDeadline caps drain_deadline (ARCHITECTURE §3).
+// MaxDrainDeadline caps drain_deadline (docs/architecture.md §3).
 const MaxDrainDeadline = 5 * time.Second
 
-// Config is the root of ron's configuration (ARCHITECTURE §4).
+// Config is the root of ron's configuration (docs/architecture.md §4).
 type Config struct {
 	Roles         []string        `koanf:"roles" help:"roles to run (registry, index, storage, edge, gateway)"`
 	DataDir       string          `koanf:"data_dir" help:"data directory, one subfolder per role"`
@@ -123,7 +123,7 @@ func (c *Config) Validate() error {
 			return err
 		}
 		// In a cluster, upstreams that are neither co-located nor configured
-		// come from the membership table (spec/gateway.md §2).
+		// come from the membership table (docs/gateway.md §2).
 		check := c.Gateway.CheckUpstreams
 		if c.Cluster.Enabled {
 			check = c.Gateway.CheckClusterUpstreams
@@ -138,7 +138,7 @@ func (c *Config) Validate() error {
 	return c.validateCluster()
 }
 
-// validateAdvertise applies ARCHITECTURE §7: a role whose URL others need
+// validateAdvertise applies docs/architecture.md §7: a role whose URL others need
 // (storage when it announces, the index when it has peers to recognise
 // itself among) must not listen on an unspecified host without an
 // advertise_url.

@@ -15,7 +15,7 @@ import (
 
 // BenchmarkObjectGet64K compares a 64 KiB GET /o/{b3} through the gateway
 // (storage in-process) with the same GET from storage directly, over
-// loopback HTTP (spec/gateway.md §12 forwarding cost; scripts/bench/gateway.sh
+// loopback HTTP (docs/gateway.md §12 forwarding cost; scripts/bench/gateway.sh
 // measures the same with wrk).
 func BenchmarkObjectGet64K(b *testing.B) {
 	n, storageAddr := startNode(b, func(c *Config) {

@@ -63,7 +63,7 @@ func overHTTP(t *testing.T) wiring {
 
 // TestGatewayWirings runs the shared table against the gateway with
 // in-process upstreams and against the same roles over HTTP
-// (spec/gateway.md §2, §12): both must give the same answers.
+// (docs/gateway.md §2, §12): both must give the same answers.
 func TestGatewayWirings(t *testing.T) {
 	for _, mk := range []func(*testing.T) wiring{allInOne, overHTTP} {
 		w := mk(t)

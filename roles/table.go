@@ -56,7 +56,7 @@ type Entry struct {
 	Summary string
 }
 
-// table lists all five roles in start order (ARCHITECTURE §3): registry,
+// table lists all five roles in start order (docs/architecture.md §3): registry,
 // index, storage, edge, gateway. They stop in reverse.
 var table = []Entry{
 	{Name: "registry", Summary: "append-only, quorum-signed log of control-plane descriptors",

@@ -33,7 +33,7 @@ func newRegistry(d *Deps) (runtime.Role, error) {
 }
 
 // newIndex wires the index role; in cluster mode it owns records by
-// rendezvous over the index members (spec/cluster.md §6).
+// rendezvous over the index members (docs/cluster.md §6).
 func newIndex(d *Deps) (runtime.Role, error) {
 	return index.New(index.Options{
 		Config:        d.Config.Index,
@@ -53,7 +53,7 @@ func newIndex(d *Deps) (runtime.Role, error) {
 	}), nil
 }
 
-// newStorage wires the storage role and its announcing (spec/storage.md §5):
+// newStorage wires the storage role and its announcing (docs/storage.md §5):
 // to the index role of this process when there is one, else to
 // storage.index_urls, else (cluster mode) to an alive index member, else
 // announcing is off and status says why.
@@ -141,7 +141,7 @@ func (l localIndex) Announce(ctx context.Context, recs []indexdb.Announcement) (
 	return index.NewLocalClient(h).Announce(ctx, recs)
 }
 
-// newEdge wires the edge role to the roles of this process (spec/edge.md
+// newEdge wires the edge role to the roles of this process (docs/edge.md
 // §3): a co-located storage is its in-process /o source, a co-located index
 // gives it providers.
 func newEdge(d *Deps) (runtime.Role, error) {
@@ -171,7 +171,7 @@ func newEdge(d *Deps) (runtime.Role, error) {
 
 // localIndexClient is a reader's client of the co-located index: in
 // cluster mode wrapped so that providers whose node is not alive come last
-// (spec/cluster.md §7).
+// (docs/cluster.md §7).
 func localIndexClient(d *Deps, ix *index.Role) func() index.Client {
 	return func() index.Client {
 		return clusterindex.Wrap(index.NewLocalClient(ix.Handlers()), d.Cluster)
@@ -179,7 +179,7 @@ func localIndexClient(d *Deps, ix *index.Role) func() index.Client {
 }
 
 // newGateway wires the gateway role to the roles of this process: each
-// co-located one is an in-process upstream (spec/gateway.md §2).
+// co-located one is an in-process upstream (docs/gateway.md §2).
 func newGateway(d *Deps) (runtime.Role, error) {
 	return gateway.New(gateway.Options{
 		Config:  d.Config.Gateway,

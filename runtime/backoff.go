@@ -16,7 +16,7 @@ type Backoff struct {
 	Factor, Jitter float64
 }
 
-// DefaultBackoff is the restart policy of ARCHITECTURE §3: base 100 ms,
+// DefaultBackoff is the restart policy of docs/architecture.md §3: base 100 ms,
 // factor 2, cap 30 s, ±20 % jitter.
 var DefaultBackoff = Backoff{Base: 100 * time.Millisecond, Max: 30 * time.Second, Factor: 2, Jitter: 0.2}
 

@@ -6,7 +6,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 )
 
-// subscriberBuffer is the per-subscriber bound of ARCHITECTURE §3.
+// subscriberBuffer is the per-subscriber bound of docs/architecture.md §3.
 const subscriberBuffer = 1024
 
 // Event is a message on the Bus. Kind is a stable snake_case name for logs.

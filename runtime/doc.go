@@ -1,5 +1,5 @@
 // Package runtime is ron's in-process supervisor: the Role contract and the
-// Manager that starts, runs and stops roles (ARCHITECTURE §3), supervised
+// Manager that starts, runs and stops roles (docs/architecture.md §3), supervised
 // task groups with restart backoff and a crash budget, bounded queues with a
 // named overflow policy, the in-process event bus, immutable config
 // snapshots, signal handling, and the Metrics helper that builds every

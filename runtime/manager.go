@@ -30,7 +30,7 @@ type ManagerOptions struct {
 }
 
 // Manager owns the static role table: it starts roles in the order they
-// were added, runs them, and drives the shutdown sequence of ARCHITECTURE
+// were added, runs them, and drives the shutdown sequence of docs/architecture.md
 // §3. Roles that implement TaskGrouper report degradation and restarts
 // through their group (see TaskGrouper).
 type Manager struct {

@@ -73,7 +73,7 @@ type Readiness struct {
 }
 
 // Shedding says which request classes a role refuses while overloaded (the
-// gateway, spec/gateway.md §8); /readyz shows it.
+// gateway, docs/gateway.md §8); /readyz shows it.
 type Shedding struct {
 	Writes bool `json:"writes"`
 	Reads  bool `json:"reads"`

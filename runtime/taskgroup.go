@@ -12,7 +12,7 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Crash budget of ARCHITECTURE §3: more than 5 restarts in 60 s marks a
+// Crash budget of docs/architecture.md §3: more than 5 restarts in 60 s marks a
 // role degraded.
 const (
 	crashLimit  = 5

@@ -27,7 +27,7 @@ if ! staticcheck -version 2>/dev/null | grep -q "(${STATICCHECK_VERSION#v})"; th
 fi
 
 # Tessera's log checker, run by the registry's external test against a live
-# registry (spec/registry.md §10).
+# registry (docs/registry.md §10).
 FSCK_VERSION=v1.0.4
 if ! [ -x "$(go env GOPATH)/bin/fsck" ] || ! grep -q "$FSCK_VERSION" "$(go env GOPATH)/bin/.fsck-version" 2>/dev/null; then
   go install "github.com/transparency-dev/tessera/cmd/fsck@$FSCK_VERSION"

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Sidecar layout constants (storage.md §5).
+// Sidecar layout constants (docs/storage.md §5).
 const (
 	sidecarMagic   = "RONS"
 	sidecarVersion = 1
@@ -38,7 +38,7 @@ func (s Sidecar) Info() Info {
 	return Info{ID: s.Digest, Size: s.Size, ContentType: s.ContentType, Created: s.Created, Chunks: len(s.Chunks)}
 }
 
-// EncodeSidecar encodes s (little-endian, table of storage.md §5) including
+// EncodeSidecar encodes s (little-endian, table of docs/storage.md §5) including
 // the trailing BLAKE3 of all preceding bytes. It does not validate s; the
 // content type must be at most 255 bytes.
 func EncodeSidecar(s Sidecar) []byte {

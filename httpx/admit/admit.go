@@ -1,5 +1,5 @@
 // Package admit is the shared work-queue admission of ron's roles
-// (ARCHITECTURE §3, spec/storage.md §5, spec/index.md §8): a request
+// (docs/architecture.md §3, docs/storage.md §5, docs/index.md §8): a request
 // try-enters a bounded queue (full → ErrBusy at once), then waits at most the
 // queue timeout for a slot in a worker pool and holds the slot until its
 // response has ended.

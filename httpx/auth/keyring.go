@@ -1,4 +1,4 @@
-// Package auth implements ron's capability tokens (ARCHITECTURE §6): macaroons
+// Package auth implements ron's capability tokens (docs/architecture.md §6): macaroons
 // minted from the node's root key, their verification, and the echo middleware
 // that checks them.
 //

@@ -26,7 +26,7 @@ func (k *Keyring) DeriveKey(context string) []byte {
 }
 
 // TokenSource returns a function yielding a token minted from keys with one
-// scope caveat listing scopes (they add up, ARCHITECTURE §6), valid
+// scope caveat listing scopes (they add up, docs/architecture.md §6), valid
 // MintedTTL, cached and renewed once half its life has passed. It is safe for
 // concurrent use; minting does no I/O. A nil keys makes every call fail with
 // ErrNoKey.

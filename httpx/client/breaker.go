@@ -26,7 +26,7 @@ import (
 // count as neither.
 //
 // Trip, FailureStatus and BucketPeriod let a caller express a stricter policy
-// (the index's peer breakers, spec/index.md §6).
+// (the index's peer breakers, docs/index.md §6).
 type BreakerOptions struct {
 	Window              time.Duration
 	MinRequests         uint32

@@ -1,5 +1,5 @@
 // Package client is the HTTP client every role uses to call another role
-// (ARCHITECTURE §1, §9): per-attempt timeouts, jittered retries of idempotent
+// (docs/architecture.md §1, §9): per-attempt timeouts, jittered retries of idempotent
 // calls, a circuit breaker per target, the error envelope decoded into
 // *httpx.Error, and the standard metrics.
 //

@@ -19,7 +19,7 @@ import (
 //
 // If-Match takes precedence: a failing If-Match gives 412 even when
 // If-None-Match would match. If-Modified-Since and If-Unmodified-Since are
-// ignored (spec/storage.md §4). Several header lines of one field are combined
+// ignored (docs/storage.md §4). Several header lines of one field are combined
 // as a list; an empty field counts as absent.
 func CheckPreconditions(r *http.Request, etag string) int {
 	return CheckConditions(r, Validators{ETag: etag})

@@ -129,7 +129,7 @@ func checkHTTPResponse(t *testing.T, resp *http.Response, got []byte, written in
 }
 
 // TestAgreesWithServeContent diffs status, Content-Range and body against
-// net/http.ServeContent on the cases where spec/storage.md §4 does not
+// net/http.ServeContent on the cases where docs/storage.md §4 does not
 // deliberately differ from it (another unit or an uppercase unit, `bytes=`, an
 // empty body, HEAD, more ranges than the cap, a>b after an unsatisfiable
 // start). ServeContent omits Content-Range on a malformed-range 416, where we

@@ -1,5 +1,5 @@
 // Package ranges holds the HTTP Range and conditional-request helpers that every
-// ron role shares (ARCHITECTURE.md §5, spec/storage.md §4 and §10, spec/edge.md §2).
+// ron role shares (docs/architecture.md §5, docs/storage.md §4 and §10, docs/edge.md §2).
 // No role parses Range, If-Match, If-None-Match or If-Range itself.
 //
 // The package is pure net/http. A handler typically does:
@@ -18,7 +18,7 @@
 //		}
 //	}
 //
-// Decisions where RFC 9110 leaves a choice follow spec/storage.md §4: another
+// Decisions where RFC 9110 leaves a choice follow docs/storage.md §4: another
 // range unit, more than maxParts ranges, satisfiable lengths summing past the
 // size, and any Range on an empty representation are ignored (200 full); a
 // malformed bytes= set or one with no satisfiable range is answered with 416.

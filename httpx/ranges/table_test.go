@@ -22,8 +22,8 @@ const (
 // hdrs is a list of header name/value pairs, applied with Header.Add.
 type hdrs []string
 
-// planCase is one row of the Range/conditional matrix (spec/storage.md §4, §10;
-// spec/edge.md §2).
+// planCase is one row of the Range/conditional matrix (docs/storage.md §4, §10;
+// docs/edge.md §2).
 type planCase struct {
 	name     string
 	method   string // "" = GET

@@ -1,5 +1,5 @@
 // Package gatewaytest is the gateway's shared request table
-// (spec/gateway.md §12): the same rows run against the gateway with
+// (docs/gateway.md §12): the same rows run against the gateway with
 // in-process upstreams, with upstreams over HTTP in one test process, and
 // against separate ron processes in e2e.
 package gatewaytest

@@ -20,7 +20,7 @@ import (
 	"github.com/ronhq/ron/httpx/client"
 )
 
-// Exit codes of client commands (spec/storage.md §9, ARCHITECTURE §7).
+// Exit codes of client commands (docs/storage.md §9, docs/architecture.md §7).
 const (
 	ExitOK          = 0
 	ExitFailure     = 1

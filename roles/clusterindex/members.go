@@ -36,7 +36,7 @@ type MembersOptions struct {
 }
 
 // Members is an index.Client over the alive index members of a cluster
-// (spec/cluster.md §6–§7): one index.HTTPClient per member, built and
+// (docs/cluster.md §6–§7): one index.HTTPClient per member, built and
 // retired by Run as membership changes. A call goes to the members in
 // Pool.Ranked order (the reader's zone first, then by rendezvous score of
 // the call's key: the object id, the name key, so the first member asked is

@@ -1,5 +1,5 @@
 // Package clusterindex holds what readers (gateway, edge) share in cluster
-// mode (spec/cluster.md §7): Wrap, the one place where providers whose node
+// mode (docs/cluster.md §7): Wrap, the one place where providers whose node
 // is not alive move to the end of an index answer; Pool, a set of per-member
 // values (links, clients) that follows the membership table; and Members,
 // an index.Client over the alive index members with fallback to the next.
@@ -101,7 +101,7 @@ const placementFallback = 5
 
 // WithPlacement inserts, after the alive providers of ps (AliveFirst's
 // order) and before the departed ones, the alive storage members that rank
-// highest for id (spec/cluster.md §3) and are not listed yet, at most
+// highest for id (docs/cluster.md §3) and are not listed yet, at most
 // placementFallback of them, other than v.Self (a reader's own storage was
 // asked first). Storage nodes never proxy, so asking a member that lacks
 // the object costs one 404; readers verify whatever they receive.

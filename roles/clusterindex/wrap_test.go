@@ -186,7 +186,7 @@ func TestWrapPassesErrorsAndNil(t *testing.T) {
 	}
 }
 
-// helloKey is the digest of "hello world" (the spec/cluster.md §3 vector).
+// helloKey is the digest of "hello world" (the docs/cluster.md §3 vector).
 func helloKey() []byte {
 	id := store.Sum([]byte("hello world"))
 	return id[:]

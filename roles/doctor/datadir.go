@@ -65,7 +65,7 @@ func probeResult(check, dir, fix string) Result {
 }
 
 // probe writes a probe file in dir, fsyncs it, renames it, fsyncs dir and
-// removes it: the steps of every durable write (ARCHITECTURE §8). The
+// removes it: the steps of every durable write (docs/architecture.md §8). The
 // error names the step that failed.
 func probe(dir string) error {
 	suffix := make([]byte, 8)

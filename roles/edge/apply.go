@@ -4,13 +4,13 @@ import "github.com/ronhq/ron/runtime"
 
 // CheckApply reports whether Apply would accept cfg: an edge Config that
 // validates, with listen, storage_url, index_url, fill_workers and
-// fill_queue_cap unchanged (§10: not live, rejected by name).
+// fill_queue_cap unchanged (docs/edge.md §10: not live, rejected by name).
 func (r *Role) CheckApply(cfg any) error {
 	_, err := r.reconfig().Check(cfg)
 	return err
 }
 
-// Apply hot-reloads every other key (§10): origins, pack sources and
+// Apply hot-reloads every other key (docs/edge.md §10): origins, pack sources and
 // checks, cache budgets (shrinking evicts at once), limits, timeouts,
 // CORS, tokens and tile settings. Before Start it only stores cfg.
 func (r *Role) Apply(cfg any) error { return r.reconfig().Apply(cfg) }

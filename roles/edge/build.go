@@ -51,7 +51,7 @@ func (r *Role) newServer(cfg Config) *httpx.Server {
 		Streaming: func(_, route string) bool { return !opsRoutes[route] }})
 }
 
-// openStores opens the cache (§8) and mounts the packs (§4).
+// openStores opens the cache (docs/edge.md §8) and mounts the packs (docs/edge.md §4).
 func (r *Role) openStores(ctx context.Context, cfg Config) error {
 	dir := ""
 	if !r.opt.Amnesia {
@@ -98,7 +98,7 @@ func (r *Role) token() string {
 	return r.mint.token()
 }
 
-// watchPacks is the pack watcher task (§4.3): the set's poll loop until
+// watchPacks is the pack watcher task (docs/edge.md §4.3): the set's poll loop until
 // the role stops.
 func (r *Role) watchPacks(ctx context.Context) error {
 	r.met.watchSpawned.Inc()
@@ -110,7 +110,7 @@ func (r *Role) watchPacks(ctx context.Context) error {
 	return err
 }
 
-// reconcile is the cache's one background reconcile after start (§8);
+// reconcile is the cache's one background reconcile after start (docs/edge.md §8);
 // readiness does not wait for it. A failure is logged, not retried.
 func (r *Role) reconcile(ctx context.Context) error {
 	r.met.recSpawned.Inc()

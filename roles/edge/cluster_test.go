@@ -45,7 +45,7 @@ func (m *memberIndex) calls() []string {
 	return append([]string(nil), m.auths...)
 }
 
-// TestFillFromMemberIndex (edge.md §3, cluster.md §7): with no co-located
+// TestFillFromMemberIndex (docs/edge.md §3, docs/cluster.md §7): with no co-located
 // index and no index_url, a cluster edge finds providers through an alive
 // index member (with the minted token), falling back past one that fails.
 func TestFillFromMemberIndex(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 // roleName is the edge's name in the role table, logs and metric labels.
 const roleName = "edge"
 
-// Config is the [edge] section (spec/edge.md §10). Every key but listen,
+// Config is the [edge] section (docs/edge.md §10). Every key but listen,
 // storage_url, index_url, fill_workers and fill_queue_cap can change live
 // (Role.Apply).
 type Config struct {
@@ -55,7 +55,7 @@ type Config struct {
 	Origins []OriginConfig `koanf:"origins" help:"upstream origins of /assets ([[edge.origins]] tables: name, url, default_ttl, allow_insecure, max_tries, forward_unsafe, forward_authorization, honor_request_cache_control)"`
 }
 
-// OriginConfig is one [[edge.origins]] table (spec/edge.md §7.1, §10).
+// OriginConfig is one [[edge.origins]] table (docs/edge.md §7.1, §10).
 // MaxTries nil takes fill_max_tries; HonorRequestCacheControl nil is true.
 type OriginConfig struct {
 	Name                     string        `koanf:"name" json:"name"`
@@ -68,7 +68,7 @@ type OriginConfig struct {
 	HonorRequestCacheControl *bool         `koanf:"honor_request_cache_control" json:"honor_request_cache_control,omitempty"`
 }
 
-// DefaultConfig returns the §10 defaults.
+// DefaultConfig returns the docs/edge.md §10 defaults.
 func DefaultConfig() Config {
 	return Config{
 		Listen:       "127.0.0.1:8081",
@@ -93,7 +93,7 @@ func DefaultConfig() Config {
 	}
 }
 
-// restartOnly names the keys a reload changed that need a restart (§10).
+// restartOnly names the keys a reload changed that need a restart (docs/edge.md §10).
 func (c Config) restartOnly(n Config) []string {
 	return config.Changed(roleName, &c, &n, "listen", "storage_url", "index_url", "fill_workers", "fill_queue_cap")
 }

@@ -30,7 +30,7 @@ func (c Config) Validate() error {
 	return err
 }
 
-// CheckSources applies spec/edge.md §3: storage_url (index_url) must be
+// CheckSources applies docs/edge.md §3: storage_url (index_url) must be
 // empty while the storage (index) role runs in the same process: one
 // source of truth. colocated reports whether a role is enabled here.
 func (c Config) CheckSources(colocated func(role string) bool) error {
@@ -83,7 +83,7 @@ func (c Config) checkPositive() error {
 	return nil
 }
 
-// maxRequestTimeout is the largest Request-Timeout a client may send (§2),
+// maxRequestTimeout is the largest Request-Timeout a client may send (docs/edge.md §2),
 // and so the largest request_timeout.
 const maxRequestTimeout = time.Hour
 
@@ -143,7 +143,7 @@ func (c Config) checkHeaders() error {
 }
 
 // checkOrigins checks [[edge.origins]]: names and URLs by the live fill's
-// own rules (live.ParseOrigin, §7.1), unique names, sane options.
+// own rules (live.ParseOrigin, docs/edge.md §7.1), unique names, sane options.
 func (c Config) checkOrigins() error {
 	seen := make(map[string]bool, len(c.Origins))
 	for i, o := range c.Origins {

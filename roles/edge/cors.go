@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// CORS header values of spec/edge.md §2.
+// CORS header values of docs/edge.md §2.
 const (
 	corsExposeHeaders = "ETag, Content-Range, Content-Length, Accept-Ranges, Cache-Status, X-Corr-ID"
 	corsAllowMethods  = "GET, HEAD"

@@ -13,7 +13,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 )
 
-// Request-Timeout bounds (§2): decimal seconds within 0.001–3600.
+// Request-Timeout bounds (docs/edge.md §2): decimal seconds within 0.001–3600.
 const (
 	minRequestTimeout = time.Millisecond
 	headerRequestMax  = time.Hour

@@ -9,7 +9,7 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// TestEachRoute sends one request of each §1 route through the role's
+// TestEachRoute sends one request of each docs/edge.md §1 route through the role's
 // Handler: packs, raw archive, tile, TileJSON, /o from the in-process
 // storage, /assets from a loopback origin, a CORS preflight.
 func TestEachRoute(t *testing.T) {

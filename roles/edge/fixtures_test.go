@@ -1,6 +1,8 @@
 package edge
 
 import (
+	"github.com/ronhq/ron/internal/fixtures"
+
 	"context"
 	"io"
 	"net/http"
@@ -18,7 +20,6 @@ import (
 	"github.com/ronhq/ron/httpx/inproc"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
-	"github.com/ronhq/ron/store/storetest"
 	"github.com/ronhq/ron/store/verified"
 )
 
@@ -32,7 +33,7 @@ func packsDir(t *testing.T, names ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, n := range names {
-		b, err := os.ReadFile(filepath.Join(storetest.TestdataDir(t), n))
+		b, err := os.ReadFile(filepath.Join(fixtures.Dir(t), n))
 		if err != nil {
 			t.Fatal(err)
 		}

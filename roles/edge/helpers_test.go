@@ -14,7 +14,7 @@ import (
 )
 
 // bare is a Role with its settings, metrics and middleware but nothing
-// opened: the routes of §1 over fake handlers, behind the shared chain.
+// opened: the routes of docs/edge.md §1 over fake handlers, behind the shared chain.
 type bare struct {
 	r *Role
 	h http.Handler

@@ -1,6 +1,8 @@
 package edge
 
 import (
+	"github.com/ronhq/ron/internal/fixtures"
+
 	"context"
 	"crypto/rand"
 	"net/http"
@@ -16,7 +18,6 @@ import (
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
-	"github.com/ronhq/ron/store/storetest"
 )
 
 // benchRole starts an edge (cache on disk unless amnesia) mounting
@@ -25,7 +26,7 @@ import (
 func benchRole(b *testing.B, amnesia bool, objects ...[]byte) *Role {
 	b.Helper()
 	dir := b.TempDir()
-	src, err := os.ReadFile(filepath.Join(storetest.TestdataDir(b), "pmtiles", "stamen_toner_z3.pmtiles"))
+	src, err := os.ReadFile(filepath.Join(fixtures.Dir(b), "pmtiles", "stamen_toner_z3.pmtiles"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/ronhq/ron/runtime"
 )
 
-// Reasons of ron_edge_rejects_total{reason} (spec/edge.md §11). The role
+// Reasons of ron_edge_rejects_total{reason} (docs/edge.md §11). The role
 // counts the refusals it makes itself (not_allowed, rate_limit, timeout);
 // the building blocks count theirs under the same series.
 const (
@@ -24,7 +24,7 @@ const (
 var rejectReasons = []string{ReasonAmnesia, ReasonNotAllowed, ReasonDecompressCap, ReasonBodyCap, ReasonTimeout,
 	ReasonRateLimit, ReasonInvalidRange, ReasonEtagInvalid}
 
-// edgeMetrics are the role's own series of §11 that no building block owns.
+// edgeMetrics are the role's own series of docs/edge.md §11 that no building block owns.
 type edgeMetrics struct {
 	m            *runtime.Metrics
 	writeTimeout *metrics.Counter // ron_io_timeouts_total{op="write"}

@@ -11,7 +11,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 )
 
-// Write pacing of streamed bodies (spec/edge.md §2): once the first byte is
+// Write pacing of streamed bodies (docs/edge.md §2): once the first byte is
 // out, every chunk of at most writeChunk bytes must be written within
 // writeChunkTimeout.
 const (

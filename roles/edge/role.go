@@ -1,10 +1,10 @@
-// Package edge is the edge role (spec/edge.md): map-tile packs (PMTiles,
+// Package edge is the edge role (docs/edge.md): map-tile packs (PMTiles,
 // MBTiles) with exact Range and conditional semantics, immutable objects
 // filled from storage into the edge's cache, and assets from configured
 // origins behind an RFC 9111 shared cache. The building blocks live in the
 // subpackages (packs, tiles, objects, live, edgecache, fillq); this package
-// is the role: config, lifecycle (§9), routes and shared HTTP behaviour
-// (§1, §2), and the /o fill sources (§3).
+// is the role: config, lifecycle (docs/edge.md §9), routes and shared HTTP behaviour
+// (docs/edge.md §1, docs/edge.md §2), and the /o fill sources (docs/edge.md §3).
 package edge
 
 import (
@@ -115,7 +115,7 @@ func (r *Role) Handler() http.Handler {
 	return r.server.Echo()
 }
 
-// Start (§9) validates the config, opens the cache (a failure is fatal),
+// Start (docs/edge.md §9) validates the config, opens the cache (a failure is fatal),
 // mounts the packs, builds the handlers and binds the listener; then it
 // starts the fill workers, the pack watcher and the cache's background
 // reconcile.
@@ -171,7 +171,7 @@ func (r *Role) Drain() {
 	}
 }
 
-// Stop (§9): after Drain, running fills and in-flight requests drain
+// Stop (docs/edge.md §9): after Drain, running fills and in-flight requests drain
 // until ctx's deadline; fills still running then are aborted (their temp
 // data deleted, counted in ron_tasks_aborted_total{kind="fill"}) and open
 // connections closed. The watcher and the workers stop; packs and the
@@ -213,7 +213,7 @@ func (r *Role) closeParts() {
 	})
 }
 
-// Ready (§9): every pack that failed to mount (unless skipped) is missing
+// Ready (docs/edge.md §9): every pack that failed to mount (unless skipped) is missing
 // as edge:pack:<name>; the fill queue at ≥ 80 % (until < 50 %) is degraded
 // as edge:fill_queue. Origins and storage are never probed.
 func (r *Role) Ready(context.Context) runtime.Readiness {
@@ -229,7 +229,7 @@ func (r *Role) Ready(context.Context) runtime.Readiness {
 	return rd
 }
 
-// LastError is the last pack (re)mount failure (§4.3: a replaced file that
+// LastError is the last pack (re)mount failure (docs/edge.md §4.3: a replaced file that
 // fails verification keeps the old version serving; the failure shows
 // here, not in readiness).
 func (r *Role) LastError() string {

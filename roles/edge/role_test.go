@@ -15,7 +15,7 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// TestLifecycle (§9): Start mounts the packs of packs_dir, opens the disk
+// TestLifecycle (docs/edge.md §9): Start mounts the packs of packs_dir, opens the disk
 // cache under <data dir>/edge and is ready; status details name the packs,
 // cache, queue and sources; after Stop the role is not ready.
 func TestLifecycle(t *testing.T) {
@@ -58,7 +58,7 @@ func TestLifecycle(t *testing.T) {
 	}
 }
 
-// TestAmnesiaWritesNothing (§8): with amnesia the cache is in memory and
+// TestAmnesiaWritesNothing (docs/edge.md §8): with amnesia the cache is in memory and
 // nothing appears under the data dir.
 func TestAmnesiaWritesNothing(t *testing.T) {
 	var data string
@@ -72,7 +72,7 @@ func TestAmnesiaWritesNothing(t *testing.T) {
 	}
 }
 
-// TestReadyMissingPack (§4.2, §9): a pack that fails to mount is missing
+// TestReadyMissingPack (docs/edge.md §4.2, docs/edge.md §9): a pack that fails to mount is missing
 // as edge:pack:<name>, unless pack_errors = "skip".
 func TestReadyMissingPack(t *testing.T) {
 	dir := packsDir(t, "pmtiles/stamen_toner_z3.pmtiles", "pmtiles/invalid.pmtiles")
@@ -86,7 +86,7 @@ func TestReadyMissingPack(t *testing.T) {
 	}
 }
 
-// TestReadyFillQueueDegraded (§9): edge:fill_queue is degraded while the
+// TestReadyFillQueueDegraded (docs/edge.md §9): edge:fill_queue is degraded while the
 // work queue is ≥ 80 % full, until it is below 50 %.
 func TestReadyFillQueueDegraded(t *testing.T) {
 	h := startRole(t, func(c *Config, _ *Options) { c.FillWorkers, c.FillQueueCap = 1, 1 })
@@ -109,7 +109,7 @@ func TestReadyFillQueueDegraded(t *testing.T) {
 	}
 }
 
-// TestDrainAndStopAbortFill (§9): after Drain a new fill answers 503
+// TestDrainAndStopAbortFill (docs/edge.md §9): after Drain a new fill answers 503
 // draining and readiness is false; a fill still running at the drain
 // deadline is aborted and counted in ron_tasks_aborted_total{kind="fill"}.
 func TestDrainAndStopAbortFill(t *testing.T) {
@@ -152,7 +152,7 @@ func TestDrainAndStopAbortFill(t *testing.T) {
 	}
 }
 
-// TestApplyLiveAndRestartKeys (§10): the not-live keys are refused by name
+// TestApplyLiveAndRestartKeys (docs/edge.md §10): the not-live keys are refused by name
 // and nothing changes; everything else applies at once.
 func TestApplyLiveAndRestartKeys(t *testing.T) {
 	dir := packsDir(t, "pmtiles/stamen_toner_z3.pmtiles")
@@ -202,7 +202,7 @@ func TestApplyLiveAndRestartKeys(t *testing.T) {
 	}
 }
 
-// TestStartFailures: a config error, a cache that cannot open (§9: fatal),
+// TestStartFailures: a config error, a cache that cannot open (docs/edge.md §9: fatal),
 // a packs_dir that cannot be listed and a taken listener fail Start.
 func TestStartFailures(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")

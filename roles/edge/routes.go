@@ -14,7 +14,7 @@ import (
 
 var readMethods = []string{http.MethodGet, http.MethodHead}
 
-// Route templates (spec/edge.md §1). The CORS routes answer OPTIONS as a
+// Route templates (docs/edge.md §1). The CORS routes answer OPTIONS as a
 // preflight; /assets/* takes every method, extension methods included.
 const (
 	routeObject = "/o/:b3"
@@ -24,18 +24,18 @@ const (
 	routeAssets = "/assets/*"
 )
 
-// corsRoutes get the CORS headers and the preflight of §2.
+// corsRoutes get the CORS headers and the preflight of docs/edge.md §2.
 var corsRoutes = []string{routeObject, routePacks, routePack, routeTiles}
 
 // opsRoutes are mounted by Ops; the role's own limits and deadline skip them.
 var opsRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true, "/version": true}
 
-// handlers are the route handlers of §1.
+// handlers are the route handlers of docs/edge.md §1.
 type handlers struct {
 	object, packs, tiles, assets echo.HandlerFunc
 }
 
-// mount adds the §1 routes with the role's handlers, and the Ops routes.
+// mount adds the docs/edge.md §1 routes with the role's handlers, and the Ops routes.
 func (r *Role) mount(e *echo.Echo) {
 	r.mountWith(e, handlers{object: r.objects.Serve, packs: r.tiles.ServePacks, tiles: r.tiles.ServeTiles,
 		assets: r.live.Serve})
@@ -44,7 +44,7 @@ func (r *Role) mount(e *echo.Echo) {
 	}
 }
 
-// mountWith adds the §1 routes with h behind the role's middleware: guard
+// mountWith adds the docs/edge.md §1 routes with h behind the role's middleware: guard
 // → rate limit → deadline (and CORS).
 func (r *Role) mountWith(e *echo.Echo, h handlers) {
 	e.Use(r.middleware)
@@ -116,7 +116,7 @@ func allowOf(route string) string {
 	return "GET, HEAD"
 }
 
-// deadline gives the handler its deadline (§2: request_timeout or a
+// deadline gives the handler its deadline (docs/edge.md §2: request_timeout or a
 // shorter Request-Timeout, to the first byte), paces the writes of the
 // body, adds the CORS headers on the CORS routes, and turns a deadline
 // that passed before the first byte into 504 timeout (reason timeout).
@@ -187,7 +187,7 @@ func (r *Role) timedOut(c echo.Context, ctx context.Context, err error) error {
 	return err
 }
 
-// preflight answers OPTIONS on a CORS route (§2): 204, no body.
+// preflight answers OPTIONS on a CORS route (docs/edge.md §2): 204, no body.
 func (r *Role) preflight(c echo.Context) error {
 	r.set.Load().cors.preflight(c.Response().Header(), c.Request())
 	return c.NoContent(http.StatusNoContent)

@@ -14,7 +14,7 @@ import (
 
 const someID = "/o/b3:af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"
 
-// TestRoutesTable: §1 paths and methods, §2 nosniff everywhere, §13's
+// TestRoutesTable: docs/edge.md §1 paths and methods, docs/edge.md §2 nosniff everywhere, docs/edge.md §13's
 // absolute-form, CONNECT and TRACE rows.
 func TestRoutesTable(t *testing.T) {
 	b := newBare(t, nil, fakeHandlers())
@@ -70,7 +70,7 @@ func TestRoutesTable(t *testing.T) {
 	}
 }
 
-// TestCORS (§2): /o, /packs and /tiles get Access-Control-Allow-Origin and
+// TestCORS (docs/edge.md §2): /o, /packs and /tiles get Access-Control-Allow-Origin and
 // the exposed headers for a request with Origin, and answer preflights;
 // /assets is left to the origin.
 func TestCORS(t *testing.T) {
@@ -119,11 +119,11 @@ func TestCORS(t *testing.T) {
 		})
 	}
 	if !strings.Contains(corsAllowHeaders, "Request-Timeout") || !strings.Contains(corsExposeHeaders, "Cache-Status") {
-		t.Fatal("the CORS header lists lost a field of §2")
+		t.Fatal("the CORS header lists lost a field of docs/edge.md §2")
 	}
 }
 
-// TestRequestTimeoutBad (§13): Request-Timeout: abc → 400.
+// TestRequestTimeoutBad (docs/edge.md §13): Request-Timeout: abc → 400.
 func TestRequestTimeoutBad(t *testing.T) {
 	b := newBare(t, nil, fakeHandlers())
 	if a := do(t, b.h, "GET", someID, "Request-Timeout", "abc"); a.code != 400 || a.env.Error.Code != "bad_request" {
@@ -153,7 +153,7 @@ func blockingObject(commit bool, stall time.Duration) echo.HandlerFunc {
 	}
 }
 
-// TestDeadline (§2): request_timeout, or a shorter Request-Timeout, bounds
+// TestDeadline (docs/edge.md §2): request_timeout, or a shorter Request-Timeout, bounds
 // the time to the first byte (504 timeout, reason timeout); a response
 // whose headers went out in time is not cut by it.
 func TestDeadline(t *testing.T) {
@@ -204,7 +204,7 @@ func TestDeadlineVisible(t *testing.T) {
 	})
 }
 
-// TestRateLimit (§2): rps > 0 is a listener bucket; over-rate → 429
+// TestRateLimit (docs/edge.md §2): rps > 0 is a listener bucket; over-rate → 429
 // rate_limited with reason rate_limit; the ops routes are exempt.
 func TestRateLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -44,9 +44,9 @@ func newSettings(cfg Config) (*settings, error) {
 	}, nil
 }
 
-// liveSettings are the /assets settings (§7): the origins with their
+// liveSettings are the /assets settings (docs/edge.md §7): the origins with their
 // defaults applied, the fill limits and the decode guard of forwarded
-// bodies (ARCHITECTURE §5 caps: 10×, 8 MiB).
+// bodies (docs/architecture.md §5 caps: 10×, 8 MiB).
 func (c Config) liveSettings() (live.Settings, error) {
 	s := live.Settings{FillMaxBytes: int64(c.FillMaxBytes), FillTimeout: c.FillTimeout,
 		HeuristicMaxTTL: c.HeuristicMaxTTL, StaleIfUnreachable: c.StaleIfUnreachable, MaxRanges: c.MaxRanges,
@@ -74,7 +74,7 @@ func derefOr[T any](p *T, def T) T {
 }
 
 // cacheBudget is the cache's byte budget: cache_max_bytes on disk,
-// amnesia_cache_max_bytes in memory (§8).
+// amnesia_cache_max_bytes in memory (docs/edge.md §8).
 func (c Config) cacheBudget(amnesia bool) int64 {
 	if amnesia {
 		return int64(c.AmnesiaCacheMaxBytes)
@@ -83,7 +83,7 @@ func (c Config) cacheBudget(amnesia bool) int64 {
 }
 
 // packsDir is the folder packs are discovered in: packs_dir, else
-// <data dir>/packs when it exists (§4.1), else none ("").
+// <data dir>/packs when it exists (docs/edge.md §4.1), else none ("").
 func (c Config) packsDir(dataDir string) string {
 	if c.PacksDir != "" {
 		return c.PacksDir
@@ -98,7 +98,7 @@ func (c Config) packsDir(dataDir string) string {
 	return ""
 }
 
-// packOptions are the pack set's options of cfg (§4); m and the logger are
+// packOptions are the pack set's options of cfg (docs/edge.md §4); m and the logger are
 // added by the role.
 func (c Config) packOptions(dataDir string) packs.Options {
 	return packs.Options{Dir: c.packsDir(dataDir), Files: c.Packs, Verify: c.VerifyPacks, PackErrors: c.PackErrors,

@@ -18,7 +18,7 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// Locals are the roles running in the edge's process (spec/edge.md §3). A
+// Locals are the roles running in the edge's process (docs/edge.md §3). A
 // nil func means the role is not co-located. The roles start before the
 // edge, but the edge is built before any of them starts, so Storage is
 // looked up per request (nil: 503 not_ready) and IndexClient at Start.
@@ -52,7 +52,7 @@ var linkScopes = []string{"storage:read", "index:read"}
 // minted token, no tenant, no expiry. Shared: read-only.
 var linkPrincipal = &auth.Claims{ID: LinkPrincipalID, Scopes: linkScopes}
 
-// sources are the /o fill sources of §3 and what they hold open.
+// sources are the /o fill sources of docs/edge.md §3 and what they hold open.
 type sources struct {
 	storage        *objects.Source
 	providers      func(ctx context.Context, id store.ID) ([]string, error)

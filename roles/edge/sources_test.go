@@ -37,7 +37,7 @@ func (f *fakeIndex) Providers(_ context.Context, id store.ID, _ string, limit in
 	return l, nil
 }
 
-// TestProviderURLs (§3): up to max_providers providers, without the
+// TestProviderURLs (docs/edge.md §3): up to max_providers providers, without the
 // storage source already asked; an index that knows none is no error.
 func TestProviderURLs(t *testing.T) {
 	id := store.Sum([]byte("x"))
@@ -62,7 +62,7 @@ func TestProviderURLs(t *testing.T) {
 	}
 }
 
-// TestSourceChoice (§3): the co-located storage is the in-process source
+// TestSourceChoice (docs/edge.md §3): the co-located storage is the in-process source
 // (its requests carry the link principal), else storage_url with a
 // bearer; the co-located index, else index_url, gives providers.
 func TestSourceChoice(t *testing.T) {
@@ -122,7 +122,7 @@ func TestLazyStorageNotStarted(t *testing.T) {
 	}
 }
 
-// TestMintedToken (§3): one scope caveat "storage:read index:read", cached
+// TestMintedToken (docs/edge.md §3): one scope caveat "storage:read index:read", cached
 // (renewal at half life is auth.TokenSource's, tested there); upstream_token
 // wins when set.
 func TestMintedToken(t *testing.T) {

@@ -42,7 +42,7 @@ func wirings(t *testing.T, test func(t *testing.T, inProcess bool)) {
 	}
 }
 
-// TestBadInputRefusedBeforeUpstream covers the spec/gateway.md §11 rows the
+// TestBadInputRefusedBeforeUpstream covers the docs/gateway.md §11 rows the
 // shared table leaves out whose answer comes before any upstream I/O: the
 // upstream the route would reach receives nothing.
 func TestBadInputRefusedBeforeUpstream(t *testing.T) {
@@ -109,7 +109,7 @@ func TestBadInputRefusedBeforeUpstream(t *testing.T) {
 
 // TestChunkedBodyOverCap: a chunked upload passing object_body_max_bytes is
 // answered 413 and the upstream sees the request aborted, never a
-// complete body (§3.1).
+// complete body (docs/gateway.md §3.1).
 func TestChunkedBodyOverCap(t *testing.T) { wirings(t, testChunkedBodyOverCap) }
 
 func testChunkedBodyOverCap(t *testing.T, inProcess bool) {
@@ -170,7 +170,7 @@ func TestChunkedWithContentLength(t *testing.T) {
 }
 
 // TestMalformedManifestBehindName: a name whose target is a manifest with
-// unknown fields, a bad id or a ".." key answers 502 malformed (§11).
+// unknown fields, a bad id or a ".." key answers 502 malformed (docs/gateway.md §11).
 func TestMalformedManifestBehindName(t *testing.T) {
 	entry := store.Sum([]byte("x")).String()
 	vectors := map[string]string{
@@ -202,7 +202,7 @@ func TestMalformedManifestBehindName(t *testing.T) {
 
 // TestGzipZerosDecodedCap: 1 MiB of zeros gzip-compressed as a PUT /names
 // body passes the decoded/encoded ratio: 413 decoded_cap, and the index
-// never receives a complete body (§3.2).
+// never receives a complete body (docs/gateway.md §3.2).
 func TestGzipZerosDecodedCap(t *testing.T) { wirings(t, testGzipZerosDecodedCap) }
 
 func testGzipZerosDecodedCap(t *testing.T, inProcess bool) {

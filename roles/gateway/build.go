@@ -60,7 +60,7 @@ func (c Config) forwardPolicy() upstream.Policy {
 		BreakerInterval:            c.BreakerInterval, BreakerOpenTimeout: c.BreakerOpenTimeout}
 }
 
-// providerBreaker is the breaker of each provider base URL (§3.8).
+// providerBreaker is the breaker of each provider base URL (docs/gateway.md §3.8).
 func (c Config) providerBreaker() provider.BreakerSettings {
 	return provider.BreakerSettings{MinRequests: c.BreakerMinRequests, FailureRatio: c.BreakerFailureRatio,
 		ConsecutiveFailures: c.BreakerConsecutiveFailures, Interval: c.BreakerInterval, OpenTimeout: c.BreakerOpenTimeout}
@@ -108,7 +108,7 @@ func (r *Role) build(cfg Config) error {
 	r.sites = sites.New(so)
 	r.server = httpx.NewServer(httpx.ServerOptions{Role: roleName, Addr: cfg.Listen, Log: r.log,
 		Metrics: r.opt.Metrics.Set(), Limits: cfg.Ingress.Limits(),
-		Streaming:     func(string, string) bool { return true }, // §3.1–3.2 and §3.8 are the gateway's own
+		Streaming:     func(string, string) bool { return true }, // docs/gateway.md §3.1–3.2 and docs/gateway.md §3.8 are the gateway's own
 		LongLived:     func(_, route string) bool { return route == "/registry/stream" },
 		ConnCapExempt: func(ip string) bool { return r.policy.Load().isTrusted(ip) },
 		OnConnCap:     func() { r.rej.Rejected("", admission.ReasonConnCap) }})
@@ -141,7 +141,7 @@ func (r *Role) buildTenants(cfg Config) error {
 	fo := tenants.FollowerOptions{Client: r.ups.registryClient, Defaults: cfg.tenantDefaults(), Config: items,
 		Apply: r.applyTable, Metrics: r.opt.Metrics, Log: r.log}
 	if r.opt.Local.Registry != nil {
-		fo.Bus = r.opt.Bus // co-located: RegistryUpdated events (§7)
+		fo.Bus = r.opt.Bus // co-located: RegistryUpdated events (docs/gateway.md §7)
 	}
 	r.follower = tenants.NewFollower(fo) // applies the config table at once
 	return nil
@@ -169,7 +169,7 @@ func (r *Role) applyTable(t *tenants.Table) {
 	}
 }
 
-// label is the tenant label of the §10 metrics ("other" for no tenant).
+// label is the tenant label of the docs/gateway.md §10 metrics ("other" for no tenant).
 func (r *Role) label(id tenant.ID) string {
 	return r.labels.Load().Label(string(id))
 }
@@ -204,7 +204,7 @@ func (r *Role) reconfigure(old, n Config) error {
 	return nil
 }
 
-// serveSite answers GET|HEAD /n/{name}[/{path...}] (§5).
+// serveSite answers GET|HEAD /n/{name}[/{path...}] (docs/gateway.md §5).
 func (r *Role) serveSite(c echo.Context, cl *call) error {
 	if r.ups.indexClient == nil {
 		return errNoUpstream("index")

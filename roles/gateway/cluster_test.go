@@ -51,7 +51,7 @@ func waitPool[T any](t *testing.T, p *clusterindex.Pool[T], what string, cond fu
 	}
 }
 
-// TestClusterStorageMembers (gateway.md §2): with neither a co-located
+// TestClusterStorageMembers (docs/gateway.md §2): with neither a co-located
 // nor a configured storage, /o goes to alive storage members, the
 // gateway's zone first, one breaker each; a member that dies is retired
 // and the next one serves.
@@ -113,7 +113,7 @@ func TestClusterUploadsSpread(t *testing.T) {
 	}
 }
 
-// TestClusterIndexMembers (cluster.md §7): providers, names and resolve
+// TestClusterIndexMembers (docs/cluster.md §7): providers, names and resolve
 // come from index members; a storage member's 404 sends the read on to
 // the providers.
 func TestClusterIndexMembers(t *testing.T) {

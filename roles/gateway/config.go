@@ -14,7 +14,7 @@ import (
 // roleName is the gateway's name in the role table, logs and metric labels.
 const roleName = "gateway"
 
-// Config is the [gateway] section (spec/gateway.md §9). Every key but listen
+// Config is the [gateway] section (docs/gateway.md §9). Every key but listen
 // and the four upstream URLs can change live (Role.Apply).
 type Config struct {
 	Listen        string `koanf:"listen" help:"gateway listener address (restart to change)"`
@@ -74,7 +74,7 @@ type Config struct {
 }
 
 // TenantConfig is one [[gateway.tenants]] table: the fields and meanings of
-// the registry's tenant item (spec/gateway.md §7). Missing fields take the
+// the registry's tenant item (docs/gateway.md §7). Missing fields take the
 // tenant_* defaults (rps, burst, weight) or 0 (max_bytes_per_s, unlimited).
 type TenantConfig struct {
 	ID           string   `koanf:"id" json:"id"`
@@ -84,7 +84,7 @@ type TenantConfig struct {
 	MaxBytesPerS int64    `koanf:"max_bytes_per_s" json:"max_bytes_per_s,omitempty"`
 }
 
-// DefaultConfig returns the §9 defaults.
+// DefaultConfig returns the docs/gateway.md §9 defaults.
 func DefaultConfig() Config {
 	return Config{
 		Listen:  "127.0.0.1:8090",
@@ -135,7 +135,7 @@ func (c Config) Validate() error {
 	return err
 }
 
-// CheckUpstreams applies spec/gateway.md §2: the gateway needs a storage
+// CheckUpstreams applies docs/gateway.md §2: the gateway needs a storage
 // upstream or an index, and a URL key must not be set for a role that runs
 // in the same process. colocated reports whether a role is enabled here.
 func (c Config) CheckUpstreams(colocated func(role string) bool) error {
@@ -148,8 +148,8 @@ func (c Config) CheckUpstreams(colocated func(role string) bool) error {
 	return nil
 }
 
-// CheckClusterUpstreams is CheckUpstreams in cluster mode (cluster.md §7,
-// gateway.md §2): a URL key must not be set for a co-located role, but
+// CheckClusterUpstreams is CheckUpstreams in cluster mode (docs/cluster.md §7,
+// docs/gateway.md §2): a URL key must not be set for a co-located role, but
 // the gateway needs neither storage nor an index of its own, since alive
 // members running them serve every upstream that is neither co-located
 // nor configured.

@@ -59,7 +59,7 @@ type passing struct {
 
 // pass forwards the admitted request and answers it through w: the final
 // upstream answer is declined when its request body failed admission or
-// p.keep refuses its status; otherwise its headers pass hygiene (§6),
+// p.keep refuses its status; otherwise its headers pass hygiene (docs/gateway.md §6),
 // p.set replaces generated ones, and status and body follow unchanged.
 // Results as upstream.Link.Serve.
 func (r *Role) pass(w http.ResponseWriter, req *http.Request, cl *call, link *upstream.Link, path string, p passing) (bool, int, error) {
@@ -80,7 +80,7 @@ func (r *Role) pass(w http.ResponseWriter, req *http.Request, cl *call, link *up
 }
 
 // forward sends the request and passes the answer through unchanged (after
-// §6). A request body that failed admission answers with its own error.
+// docs/gateway.md §6). A request body that failed admission answers with its own error.
 func (r *Role) forward(c echo.Context, cl *call, link *upstream.Link, path string) error {
 	if link == nil {
 		return errNoUpstream(upstreamOfPath(path))
@@ -149,7 +149,7 @@ func upstreamOfPath(path string) string {
 	return "edge"
 }
 
-// objectParam decodes the {b3} segment once and checks it (§4 step 1).
+// objectParam decodes the {b3} segment once and checks it (docs/gateway.md §4 step 1).
 func objectParam(raw string) (store.ID, error) {
 	s, err := url.PathUnescape(raw)
 	if err == nil {

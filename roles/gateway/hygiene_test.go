@@ -49,7 +49,7 @@ var clientHeaders = []string{
 	"X-Custom", "keep",
 }
 
-// TestHeaderHygieneBothWays (§6, §2): on every kind of trusted link the
+// TestHeaderHygieneBothWays (docs/gateway.md §6, docs/gateway.md §2): on every kind of trusted link the
 // upstream gets none of the client's hop-by-hop, Connection-named,
 // Authorization, Cookie, Forwarded, X-Forwarded-* or X-Ron-* headers but
 // the gateway's own link headers; the client gets none of the upstream's
@@ -152,7 +152,7 @@ func checkFromUpstream(t *testing.T, got http.Header) {
 	}
 }
 
-// TestForwardedForTrust (§3.3): X-Forwarded-For is believed only from a
+// TestForwardedForTrust (docs/gateway.md §3.3): X-Forwarded-For is believed only from a
 // trusted proxy; otherwise the TCP peer is the client and its tenant.
 func TestForwardedForTrust(t *testing.T) {
 	for _, row := range []struct {
@@ -184,7 +184,7 @@ func TestForwardedForTrust(t *testing.T) {
 }
 
 // TestHeadKeepsContentLength: a HEAD answer keeps the upstream's
-// Content-Length (§6).
+// Content-Length (docs/gateway.md §6).
 func TestHeadKeepsContentLength(t *testing.T) {
 	data := make([]byte, 1234)
 	s := newStub(serveObjects(false, object{data: data, ctype: "application/octet-stream"}))
@@ -197,7 +197,7 @@ func TestHeadKeepsContentLength(t *testing.T) {
 	}
 }
 
-// TestCORS (§6): reads get CORS headers under "*"; preflights and actual
+// TestCORS (docs/gateway.md §6): reads get CORS headers under "*"; preflights and actual
 // writes admit only origins listed explicitly.
 func TestCORS(t *testing.T) {
 	const app, other = "https://app.example", "https://other.example"
@@ -272,7 +272,7 @@ func checkCORS(t *testing.T, h http.Header, allowOrigin, allowMethods string, va
 }
 
 // TestEdgeForwardedWithoutPrefix: /edge/{rest} reaches the edge as /{rest},
-// re-escaped, with X-Forwarded-Prefix: /edge (§1, §2).
+// re-escaped, with X-Forwarded-Prefix: /edge (docs/gateway.md §1, docs/gateway.md §2).
 func TestEdgeForwardedWithoutPrefix(t *testing.T) {
 	s := newStub(nil)
 	cfg := baseConfig()
@@ -295,7 +295,7 @@ func TestEdgeForwardedWithoutPrefix(t *testing.T) {
 	}
 }
 
-// TestReadBodiesDropped (§3.1): a body sent with GET or HEAD is neither
+// TestReadBodiesDropped (docs/gateway.md §3.1): a body sent with GET or HEAD is neither
 // read nor forwarded.
 func TestReadBodiesDropped(t *testing.T) {
 	s := newStub(nil)
@@ -314,7 +314,7 @@ func TestReadBodiesDropped(t *testing.T) {
 	}
 }
 
-// TestDecodedJSONForwarded (§3.2, §1): a gzip or brotli PUT /names body
+// TestDecodedJSONForwarded (docs/gateway.md §3.2, docs/gateway.md §1): a gzip or brotli PUT /names body
 // reaches the index decoded, without Content-Encoding and the encoded
 // length; If-Match passes through.
 func TestDecodedJSONForwarded(t *testing.T) {
@@ -347,7 +347,7 @@ func TestDecodedJSONForwarded(t *testing.T) {
 	}
 }
 
-// TestRequestTimeoutForwarded (§2): the upstream is told the time left, at
+// TestRequestTimeoutForwarded (docs/gateway.md §2): the upstream is told the time left, at
 // most the client's Request-Timeout.
 func TestRequestTimeoutForwarded(t *testing.T) {
 	s := newStub(nil)

@@ -14,7 +14,7 @@ import (
 	"github.com/ronhq/ron/runtime/cluster"
 )
 
-// upstreamRoles are the four upstreams, in the order of spec/gateway.md §2.
+// upstreamRoles are the four upstreams, in the order of docs/gateway.md §2.
 var upstreamRoles = [...]string{"storage", "index", "edge", "registry"}
 
 // memberLink is a cluster member's link and the policy it last received.
@@ -23,7 +23,7 @@ type memberLink struct {
 	pol  atomic.Pointer[upstream.Policy]
 }
 
-// members are the upstreams a cluster serves (spec/gateway.md §2): every
+// members are the upstreams a cluster serves (docs/gateway.md §2): every
 // role that is neither co-located nor configured by URL gets a pool of
 // links, one per alive member running it (one breaker each), and the index
 // and registry typed clients fail over between members. Each pool's Run is
@@ -38,7 +38,7 @@ type members struct {
 
 // newMembers builds the member pools of the roles u has no link for, and
 // the typed clients u lacks. Member links are trusted links carrying the
-// token minted from the node's root key (members share it, cluster.md §2;
+// token minted from the node's root key (members share it, docs/cluster.md §2;
 // upstream_token is for configured URLs of another cluster).
 func (r *Role) newMembers(u *upstreams, cfg Config) *members {
 	ms := &members{m: r.opt.Cluster, pools: map[string]*clusterindex.Pool[*memberLink]{}}

@@ -6,7 +6,7 @@ import (
 	"github.com/ronhq/ron/runtime"
 )
 
-// gatewayMetrics are the role's own series of spec/gateway.md §10 that no
+// gatewayMetrics are the role's own series of docs/gateway.md §10 that no
 // building block owns.
 type gatewayMetrics struct {
 	m       *runtime.Metrics

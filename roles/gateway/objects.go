@@ -19,7 +19,7 @@ import (
 // immutable is the Cache-Control of content-addressed answers.
 const immutable = "public, max-age=31536000, immutable"
 
-// serveObject answers GET|HEAD /o/{b3} (§4).
+// serveObject answers GET|HEAD /o/{b3} (docs/gateway.md §4).
 func (r *Role) serveObject(c echo.Context, cl *call) error {
 	id, err := objectParam(rawSegments(c.Request())[1])
 	if err != nil {
@@ -67,7 +67,7 @@ func (r *Role) serveID(w http.ResponseWriter, req *http.Request, cl *call, id st
 		return err
 	}
 	// No overall deadline on the body: the fetcher bounds the time to each
-	// provider's headers and every chunk's progress (§3.8).
+	// provider's headers and every chunk's progress (docs/gateway.md §3.8).
 	return r.fetch.Serve(req.Context(), w, req, id, urls, set)
 }
 

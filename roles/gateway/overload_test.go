@@ -25,7 +25,7 @@ func slowUpstream(w http.ResponseWriter, r *http.Request, _ []byte) {
 	}
 }
 
-// TestOverloadAnswers (§12 overload, at the role level): 200 concurrent
+// TestOverloadAnswers (docs/gateway.md §12 overload, at the role level): 200 concurrent
 // GETs from two tenants against 4 scheduler slots, a queue of 8 and a
 // 20 ms upstream. Every answer is a 2xx, or a 429 or 503 with an integer
 // Retry-After ≥ 1; no request fails at the transport.

@@ -20,7 +20,7 @@ import (
 	"github.com/ronhq/ron/roles/gateway/tenant"
 )
 
-// bodyKind says what a route does with a request body (§3.1, §3.2).
+// bodyKind says what a route does with a request body (docs/gateway.md §3.1, docs/gateway.md §3.2).
 type bodyKind int
 
 const (
@@ -29,11 +29,11 @@ const (
 	bodyObject                 // object_body_max_bytes, no decoding, byte quota
 )
 
-// route is one row of the §1 table.
+// route is one row of the docs/gateway.md §1 table.
 type route struct {
 	methods []string
 	path    string // echo pattern
-	scope   string // capability scope (§3.7)
+	scope   string // capability scope (docs/gateway.md §3.7)
 	write   bool   // always needs a token; shed first; CORS write rules
 	body    bodyKind
 	stream  bool // /registry/stream: max_streams, slot returned at headers
@@ -43,11 +43,11 @@ type route struct {
 // call is an admitted request on its way to an upstream.
 type call struct {
 	tenant   tenant.ID
-	clientIP string // the client address behind trusted proxies (§3.3)
+	clientIP string // the client address behind trusted proxies (docs/gateway.md §3.3)
 	corrID   string // the request's X-Corr-ID, sent on every upstream call
 	state    *tenant.State
 	claims   *auth.Claims // verified token, nil for an anonymous read
-	deadline time.Time    // absolute forward deadline (§3.8)
+	deadline time.Time    // absolute forward deadline (docs/gateway.md §3.8)
 	release  func()       // gives the scheduler slot back; idempotent
 	body     *watchedBody // the request body as forwarded; nil without one
 }
@@ -62,7 +62,7 @@ func (cl *call) bodyError() error {
 	return cl.body.admissionError()
 }
 
-// errDegraded answers writes while shedding (§8).
+// errDegraded answers writes while shedding (docs/gateway.md §8).
 var errDegraded = httpx.NewError(http.StatusServiceUnavailable, httpx.CodeDegraded, "overloaded: writes are shed").
 	WithRetryAfter(2).WithDetails(map[string]any{"limit": "shed_writes"})
 
@@ -74,7 +74,7 @@ var errDraining = httpx.NewError(http.StatusServiceUnavailable, httpx.CodeDraini
 var errStreams = httpx.NewError(http.StatusTooManyRequests, httpx.CodeBusy, "too many event streams").
 	WithRetryAfter(1).WithDetails(map[string]any{"limit": "max_streams"})
 
-// admit wraps rt's handler in the admission pipeline of §3, stages 4–10
+// admit wraps rt's handler in the admission pipeline of docs/gateway.md §3, stages 4–10
 // (stages 1–3 are the shared chain and the listener's connection cap).
 func (r *Role) admit(rt route) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -149,7 +149,7 @@ func (r *Role) admitTenant(c echo.Context, rt route, p *policy, cl *call) error 
 	return rt.serve(c, cl)
 }
 
-// limitBody applies the body cap and decode guard (§3.1, §3.2): bodies of
+// limitBody applies the body cap and decode guard (docs/gateway.md §3.1, docs/gateway.md §3.2): bodies of
 // routes without one are dropped unread.
 func (r *Role) limitBody(c echo.Context, rt route, p *policy) error {
 	req := c.Request()
@@ -192,7 +192,7 @@ func identity(enc string) bool {
 	return enc == "" || strings.EqualFold(enc, "identity")
 }
 
-// capability is stage 10 (§3.7): writes always, reads when public_reads is
+// capability is stage 10 (docs/gateway.md §3.7): writes always, reads when public_reads is
 // off, need a token with the route's scope.
 // claims are the token's, verified by tenant identification (nil: none).
 func capability(claims *auth.Claims, rt route, p *policy) (*auth.Claims, error) {
@@ -202,7 +202,7 @@ func capability(claims *auth.Claims, rt route, p *policy) (*auth.Claims, error) 
 	return auth.Authorize(claims, rt.scope)
 }
 
-// costOf is the DRR cost of a request (§3.5): by its declared body.
+// costOf is the DRR cost of a request (docs/gateway.md §3.5): by its declared body.
 func costOf(req *http.Request, rt route) int {
 	if rt.body == bodyNone {
 		return drr.Cost(0)
@@ -257,7 +257,7 @@ func (b *watchedBody) admissionError() error {
 }
 
 // progressBody extends the connection's read deadline before every read of
-// an admitted body, so a long upload is bounded per chunk (§3.8), not by
+// an admitted body, so a long upload is bounded per chunk (docs/gateway.md §3.8), not by
 // the listener's whole-request ReadTimeout.
 func progressBody(body io.ReadCloser, rc *http.ResponseController, d time.Duration) io.ReadCloser {
 	return &deadlineBody{ReadCloser: body, rc: rc, d: d}

@@ -45,7 +45,7 @@ func blob(seed byte, n int) []byte {
 	return b
 }
 
-// TestObjectFallbacks (§4): reads storage misses from the index's
+// TestObjectFallbacks (docs/gateway.md §4): reads storage misses from the index's
 // providers, verified: the right bytes from the first provider that serves
 // them, 502 when none does, 404 when the index knows none, the storage URL
 // never asked twice, HEAD answered from a provider.
@@ -136,7 +136,7 @@ func checkLargeCorrupt(t *testing.T, h *harness, data []byte) {
 	}
 }
 
-// TestProviderRequestsUntrusted (§2): a client's token, cookies and
+// TestProviderRequestsUntrusted (docs/gateway.md §2): a client's token, cookies and
 // forwarded headers never reach a provider; neither do the link headers.
 func TestProviderRequestsUntrusted(t *testing.T) {
 	obj := object{data: blob(6, 2000), ctype: "text/plain"}
@@ -167,7 +167,7 @@ func TestProviderRequestsUntrusted(t *testing.T) {
 	}
 }
 
-// TestLocalNotModified (§4 step 2): If-None-Match naming the object is a
+// TestLocalNotModified (docs/gateway.md §4 step 2): If-None-Match naming the object is a
 // 304 from the gateway itself, with no upstream call.
 func TestLocalNotModified(t *testing.T) {
 	f := startProviders(t, func(string) map[store.ID][]string { return nil })

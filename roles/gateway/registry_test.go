@@ -15,7 +15,7 @@ func commitTenant(rr *registrytest.Live, id string, rps float64) uint64 {
 	return rr.Commit(map[string]any{"kind": "tenant", "id": id, "rps": rps, "burst": 0, "weight": 1, "max_bytes_per_s": 0}).Version
 }
 
-// TestRegistryTenantsLive (§7): a committed tenant item with rps 0 turns
+// TestRegistryTenantsLive (docs/gateway.md §7): a committed tenant item with rps 0 turns
 // that tenant's requests into 403 tenant_suspended, and the next version
 // lifts it, with the registry co-located (bus events) and over HTTP
 // (/registry/stream).

@@ -1,5 +1,5 @@
-// Package gateway is the gateway role (spec/gateway.md): ron's public front
-// door. Every request passes the admission pipeline of §3 (pipeline.go)
+// Package gateway is the gateway role (docs/gateway.md): ron's public front
+// door. Every request passes the admission pipeline of docs/gateway.md §3 (pipeline.go)
 // before any upstream work; admitted requests are forwarded to storage,
 // index, edge or registry, in-process when the role is co-located, over
 // HTTP to the configured URL otherwise (upstreams.go) and, in a cluster,
@@ -201,7 +201,7 @@ func (r *Role) Stop(ctx context.Context) error {
 }
 
 // Ready: ready once the listener is bound and the scheduler runs; degraded
-// while shedding (spec/gateway.md §8).
+// while shedding (docs/gateway.md §8).
 func (r *Role) Ready(context.Context) runtime.Readiness {
 	var rd runtime.Readiness
 	switch {
@@ -233,7 +233,7 @@ func (r *Role) schedRunning() bool {
 
 // runScheduler is the scheduler task: the one goroutine owning the queues.
 // It stops at Drain, answering every queued request 503 draining at once
-// (§8); requests already holding a slot finish within the drain deadline.
+// (docs/gateway.md §8); requests already holding a slot finish within the drain deadline.
 func (r *Role) runScheduler(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -243,7 +243,7 @@ func (r *Role) runScheduler(ctx context.Context) error {
 }
 
 // Details is the role's object in /api/v1/status: in-flight, waiting and
-// breaker states (spec/gateway.md §8).
+// breaker states (docs/gateway.md §8).
 func (r *Role) Details() any {
 	d := map[string]any{"inflight": 0, "waiting": 0, "breakers": map[string]string{}}
 	if r.sched != nil {
@@ -269,7 +269,7 @@ func (r *Role) CheckApply(cfg any) error {
 	return err
 }
 
-// Apply hot-reloads every key but listen and the upstream URLs (§7).
+// Apply hot-reloads every key but listen and the upstream URLs (docs/gateway.md §7).
 // Before Start it only stores cfg.
 func (r *Role) Apply(cfg any) error { return r.reconfig().Apply(cfg) }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// TestDrain (§8): at Drain every queued request and every new one answers
+// TestDrain (docs/gateway.md §8): at Drain every queued request and every new one answers
 // 503 draining, readiness turns false, and the request holding a slot
 // still completes.
 func TestDrain(t *testing.T) {
@@ -36,7 +36,7 @@ func TestDrain(t *testing.T) {
 	}
 }
 
-// TestApplyRestartOnlyKeys (§7): a reload changing listen or an upstream
+// TestApplyRestartOnlyKeys (docs/gateway.md §7): a reload changing listen or an upstream
 // URL is refused naming the key; nothing of it applies.
 func TestApplyRestartOnlyKeys(t *testing.T) {
 	s := newStub(nil)
@@ -69,7 +69,7 @@ func TestApplyRestartOnlyKeys(t *testing.T) {
 	}
 }
 
-// TestApplyTenantLimits (§7): new tenant limits take effect on Apply,
+// TestApplyTenantLimits (docs/gateway.md §7): new tenant limits take effect on Apply,
 // for listed tenants and for the anonymous defaults.
 func TestApplyTenantLimits(t *testing.T) {
 	s := newStub(nil)

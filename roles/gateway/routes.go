@@ -15,7 +15,7 @@ var (
 	getOnly     = []string{http.MethodGet}
 )
 
-// routes is the §1 table. Edge routes exist only with an edge upstream
+// routes is the docs/gateway.md §1 table. Edge routes exist only with an edge upstream
 // (in a cluster without a co-located or configured edge: always, answered
 // by edge members, 502 no_upstream while there is none).
 func (r *Role) routes() []route {
@@ -55,7 +55,7 @@ func (r *Role) mount(e *echo.Echo) {
 	}
 }
 
-// withCORS adds the CORS response headers of §6 before h runs.
+// withCORS adds the CORS response headers of docs/gateway.md §6 before h runs.
 func (r *Role) withCORS(rt route, h echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r.corsFor().Apply(c.Response().Header(), c.Request(), rt.write)
@@ -67,7 +67,7 @@ func (r *Role) withCORS(rt route, h echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// preflight answers OPTIONS (§6): 204 with the CORS headers, no token.
+// preflight answers OPTIONS (docs/gateway.md §6): 204 with the CORS headers, no token.
 func (r *Role) preflight(c echo.Context) error {
 	status := r.corsFor().Preflight(c.Response().Header(), c.Request())
 	return c.NoContent(status)
@@ -79,7 +79,7 @@ func rawSegments(req *http.Request) []string {
 	return strings.Split(strings.TrimPrefix(req.URL.EscapedPath(), "/"), "/")
 }
 
-// nosniff marks every gateway answer X-Content-Type-Options: nosniff (§1):
+// nosniff marks every gateway answer X-Content-Type-Options: nosniff (docs/gateway.md §1):
 // sites serve stored bytes under their declared types only.
 func nosniff(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {

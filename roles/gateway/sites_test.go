@@ -8,7 +8,7 @@ import (
 	"github.com/ronhq/ron/store/manifest"
 )
 
-// TestSiteEntryRangeAndLocal304 (§5, §12 sites): an entry of a named site
+// TestSiteEntryRangeAndLocal304 (docs/gateway.md §5, docs/gateway.md §12 sites): an entry of a named site
 // answers Range requests with its own type and ETag, and a matching
 // If-None-Match is a 304 before any of the entry's bytes are fetched.
 func TestSiteEntryRangeAndLocal304(t *testing.T) {

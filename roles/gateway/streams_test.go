@@ -109,7 +109,7 @@ func startStreams(t *testing.T, inProcess bool, maxStreams int) (*harness, *stub
 	return startGateway(t, cfg, loc), reg, events
 }
 
-// TestRegistryStreamRelay (§3.8): events are relayed as they come with
+// TestRegistryStreamRelay (docs/gateway.md §3.8): events are relayed as they come with
 // Last-Event-ID passed on, the scheduler slot is given back once the
 // headers arrived, a stream over max_streams is 429 busy, and open streams
 // end when the role drains.

@@ -5,7 +5,7 @@ import (
 	"github.com/ronhq/ron/roles/gateway/tenants"
 )
 
-// tenantDefaults are the tenant_* and anon_* parameters (§9).
+// tenantDefaults are the tenant_* and anon_* parameters (docs/gateway.md §9).
 func (c Config) tenantDefaults() tenants.Defaults {
 	return tenants.Defaults{
 		Tenant: tenant.Params{RPS: c.TenantRPS, Burst: c.TenantBurst, Weight: c.TenantWt},

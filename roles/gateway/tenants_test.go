@@ -14,7 +14,7 @@ import (
 // ptr returns a pointer to v (optional TenantConfig fields).
 func ptr[T any](v T) *T { return &v }
 
-// TestTenantAdmission (§3.3, §3.4): the anonymous bucket empties into 429
+// TestTenantAdmission (docs/gateway.md §3.3, docs/gateway.md §3.4): the anonymous bucket empties into 429
 // tenant_rps, a suspended tenant is 403 tenant_suspended, a token naming
 // two tenants is 403; each refusal is counted by reason.
 func TestTenantAdmission(t *testing.T) {
@@ -112,7 +112,7 @@ func (g saturated) finish(t *testing.T, answers ...<-chan answer) {
 	}
 }
 
-// TestShedWritesWhileQueued (§8): once shed_writes_at × queue_cap requests
+// TestShedWritesWhileQueued (docs/gateway.md §8): once shed_writes_at × queue_cap requests
 // wait, writes are 503 degraded with Retry-After 2 and readiness reports
 // the gateway degraded and shedding writes; both clear after
 // shed_clear_after once the queue has emptied.
@@ -143,7 +143,7 @@ func TestShedWritesWhileQueued(t *testing.T) {
 	}
 }
 
-// TestTenantQueueFull (§3.5): a tenant arriving at its full queue gets 429
+// TestTenantQueueFull (docs/gateway.md §3.5): a tenant arriving at its full queue gets 429
 // tenant_queue with Retry-After 1.
 func TestTenantQueueFull(t *testing.T) {
 	g := startSaturated(t, func(c *Config) { c.TenantQueueCap = 1 })
@@ -157,7 +157,7 @@ func TestTenantQueueFull(t *testing.T) {
 	g.finish(t, append(queued, held)...)
 }
 
-// TestDropOldest (§3.5, §8): an arrival at a full scheduler queue drops the
+// TestDropOldest (docs/gateway.md §3.5, docs/gateway.md §8): an arrival at a full scheduler queue drops the
 // oldest waiting request with 503 busy and queues the new one; readiness
 // then reports reads shedding.
 func TestDropOldest(t *testing.T) {
@@ -190,7 +190,7 @@ func TestDropOldest(t *testing.T) {
 	g.finish(t, held, newest)
 }
 
-// TestQueueWaitDeadline (§3.5): a waiting request whose deadline
+// TestQueueWaitDeadline (docs/gateway.md §3.5): a waiting request whose deadline
 // (Request-Timeout, counted from arrival) passes is removed with 503 busy
 // (queue_wait).
 func TestQueueWaitDeadline(t *testing.T) {
@@ -212,7 +212,7 @@ func TestQueueWaitDeadline(t *testing.T) {
 	g.finish(t, held)
 }
 
-// TestByteQuota (§3.6): an upload over a tenant's byte bucket is paced and
+// TestByteQuota (docs/gateway.md §3.6): an upload over a tenant's byte bucket is paced and
 // completes; one whose next chunk would wait longer than forward_timeout is
 // 429 tenant_bytes.
 func TestByteQuota(t *testing.T) {

@@ -21,7 +21,7 @@ func failFirst(n int32) func(http.ResponseWriter, *http.Request, []byte) {
 	}
 }
 
-// TestReadRetriedWriteNot (§3.8): a GET answered 503 is retried until it
+// TestReadRetriedWriteNot (docs/gateway.md §3.8): a GET answered 503 is retried until it
 // succeeds within retry_max_attempts; a POST is sent once and its 503
 // passes through.
 func TestReadRetriedWriteNot(t *testing.T) {
@@ -57,7 +57,7 @@ func TestReadRetriedWriteNot(t *testing.T) {
 }
 
 // TestUpstreamDown: an upstream on a closed port is 502
-// upstream_unavailable after the read's attempts (§3.8).
+// upstream_unavailable after the read's attempts (docs/gateway.md §3.8).
 func TestUpstreamDown(t *testing.T) {
 	cfg := baseConfig()
 	cfg.StorageURL = closedURL(t)
@@ -73,7 +73,7 @@ func TestUpstreamDown(t *testing.T) {
 
 // TestBreakerOpens: after breaker_consecutive_failures failed answers the
 // storage breaker opens: 503 upstream_unavailable with Retry-After, and the
-// upstream is not called (§3.8).
+// upstream is not called (docs/gateway.md §3.8).
 func TestBreakerOpens(t *testing.T) {
 	s := newStub(status(http.StatusInternalServerError, "internal"))
 	cfg := baseConfig()
@@ -100,7 +100,7 @@ func TestBreakerOpens(t *testing.T) {
 }
 
 // TestRequestTimeoutShorterThanUpstream: a Request-Timeout shorter than the
-// upstream's answer is 504 timeout, well before forward_timeout (§3.8).
+// upstream's answer is 504 timeout, well before forward_timeout (docs/gateway.md §3.8).
 func TestRequestTimeoutShorterThanUpstream(t *testing.T) {
 	s := newStub(blocking(nil))
 	cfg := baseConfig()

@@ -14,7 +14,7 @@ import (
 	"github.com/ronhq/ron/roles/registry/api"
 )
 
-// Locals are the roles running in the gateway's process (spec/gateway.md
+// Locals are the roles running in the gateway's process (docs/gateway.md
 // §2). A nil func means the role is not co-located. The funcs are called
 // per request: the roles start before the gateway, and a nil answer (not
 // started) is a 503 not_ready.
@@ -164,7 +164,7 @@ func (u *upstreams) clients(loc Locals, cfg Config, token func(context.Context) 
 }
 
 // linkToken is the bearer of HTTP links: upstream_token when set, else a
-// token minted from the node's root key (§2).
+// token minted from the node's root key (docs/gateway.md §2).
 func (r *Role) linkToken(cfg Config) func(context.Context) (string, error) {
 	if cfg.UpstreamToken != "" {
 		tok := cfg.UpstreamToken

@@ -17,14 +17,14 @@ import (
 	"github.com/ronhq/ron/runtime"
 )
 
-// Admission errors (spec/index.md §8, ARCHITECTURE §3).
+// Admission errors (docs/index.md §8, docs/architecture.md §3).
 var (
 	errBusy     = httpx.NewError(http.StatusTooManyRequests, httpx.CodeBusy, "index is busy, retry later")
 	errDraining = httpx.NewError(http.StatusServiceUnavailable, httpx.CodeDraining, "index is shutting down")
 )
 
 // admission is the index's admission after the listener's ingress limits
-// and the route's capability check (§8): the optional per-IP token bucket
+// and the route's capability check (docs/index.md §8): the optional per-IP token bucket
 // (429 rate_limited with Retry-After from the bucket), then the work queue
 // in front of the worker pool (429 busy, Retry-After: 1, when the queue is
 // full or no worker frees up within queue_timeout). It also tracks the

@@ -9,10 +9,10 @@ import (
 )
 
 // antiEntropySettle is how long after an index membership change the
-// anti-entropy pass runs (spec/cluster.md §6).
+// anti-entropy pass runs (docs/cluster.md §6).
 const antiEntropySettle = 10 * time.Second
 
-// antiEntropy is the task index_antientropy (spec/cluster.md §6): a pass
+// antiEntropy is the task index_antientropy (docs/cluster.md §6): a pass
 // every interval (read again after each pass, so a reload applies from the
 // next one), and one settle after the index membership changed (changes
 // during the wait do not postpone it).

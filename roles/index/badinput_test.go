@@ -7,11 +7,11 @@ import (
 	"testing"
 )
 
-// This file walks every row of spec/index.md §15 that the handlers answer,
+// This file walks every row of docs/index.md §15 that the handlers answer,
 // through the shared httpx middleware chain (newEnv). Some rows are also
 // covered in depth elsewhere (names_test.go, providers_test.go,
 // resolve_test.go); they are repeated here so that one table shows the
-// whole of §15.
+// whole of docs/index.md §15.
 //
 // The admission rows are answered before the handlers and are tested with
 // the role's listener and work queue:
@@ -26,9 +26,9 @@ type absentT struct{}
 
 var absent = absentT{}
 
-// badRow is one §15 input and the answer it must get.
+// badRow is one docs/index.md §15 input and the answer it must get.
 type badRow struct {
-	spec    string // the §15 row, as the spec words it
+	spec    string // the docs/index.md §15 row, as the spec words it
 	q       req
 	status  int
 	code    string         // error.code; "" = no envelope

@@ -1,6 +1,6 @@
 package index
 
-// Benchmarks of spec/index.md §16 (reported, never asserted; the wrk
+// Benchmarks of docs/index.md §16 (reported, never asserted; the wrk
 // ratios against a trivial net/http handler live in scripts/bench/index.sh):
 //
 //	BenchmarkResolveCached  GET /resolve/{name} answered from the resolve
@@ -255,7 +255,7 @@ func (h *delayer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // hedgedCluster starts benchPeers seeded peers on loopback, the first slow
 // of them delayed by benchPeerDelay, and returns an empty node asking them
-// with the §6 defaults (α 3, β 2, hedge 150 ms, budget 1200 ms) and no
+// with the docs/index.md §6 defaults (α 3, β 2, hedge 150 ms, budget 1200 ms) and no
 // cache, and the delayed peers' handlers. Everything is closed at the
 // benchmark's cleanup.
 func hedgedCluster(b *testing.B, slow int) (*benchNode, []*delayer) {
@@ -315,7 +315,7 @@ func warmHedged(b *testing.B, h http.Handler, reqs []*http.Request) {
 // BenchmarkResolveHedged measures GET /resolve/{name} answered by five
 // in-process peers (the asking node holds nothing, caches off), with one
 // peer delayed by 1 s and with all fast. It reports the latency percentiles
-// p50_ms and p99_ms (§16 goal: p99 ≤ hedge_ms + 50 ms = 200 ms), max_ms, and
+// p50_ms and p99_ms (docs/index.md §16 goal: p99 ≤ hedge_ms + 50 ms = 200 ms), max_ms, and
 // slow_legs/op: lookup legs that reached the delayed peer per resolve (each
 // resolve makes two lookups, the name's and its providers').
 func BenchmarkResolveHedged(b *testing.B) {

@@ -19,7 +19,7 @@ import (
 	"github.com/ronhq/ron/roles/index/indexdb"
 )
 
-// This file checks the names compare-and-set (spec/index.md §3, §16) for
+// This file checks the names compare-and-set (docs/index.md §3, §16) for
 // linearizability with porcupine: concurrent HTTP clients on one node, a
 // model of a versioned register with tombstones.
 
@@ -66,7 +66,7 @@ func (s casState) liveVersion() uint64 {
 	return 0
 }
 
-// condHolds is the §3 precondition rule, written independently of indexdb.
+// condHolds is the docs/index.md §3 precondition rule, written independently of indexdb.
 func condHolds(c Cond, live uint64) bool {
 	switch c.Kind() {
 	case indexdb.CondVersion:

@@ -25,7 +25,7 @@ const scopeRead = "index:read"
 // cliRole names the index in flags and in cli.Node.Listen.
 const cliRole = "index"
 
-// Commands returns the index role's CLI commands (spec/index.md §14):
+// Commands returns the index role's CLI commands (docs/index.md §14):
 // `name` with the subcommands set, get, rm and history, and `resolve`. They
 // talk to --server (default: the configured local index listener), print
 // the server's record or answer with -o json and a short text form

@@ -18,7 +18,7 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// Client talks to an index role (spec/index.md §3, §4). Storage announces
+// Client talks to an index role (docs/index.md §3, §4). Storage announces
 // through it, the CLI manages names and other roles look up providers.
 // HTTPClient is the HTTP implementation and LocalClient the in-process one;
 // both fail with *httpx.Error values carrying the same status, code and
@@ -44,7 +44,7 @@ type Client interface {
 	// History returns the kept versions of name, newest first.
 	History(ctx context.Context, name string) (NameHistory, error)
 	// Resolve answers key (a name, name@version or b3 id) with its target
-	// and providers (§5); noCache bypasses the index's caches. A malformed
+	// and providers (docs/index.md §5); noCache bypasses the index's caches. A malformed
 	// key is 400, an unknown or deleted name and a b3 id without providers
 	// 404, a found name without providers 200 with an empty list.
 	Resolve(ctx context.Context, key string, noCache bool) (ResolveAnswer, error)

@@ -228,7 +228,7 @@ func TestClusterQuorum(t *testing.T) {
 }
 
 // TestClusterPrimaryUnreachable: a forward to a primary that does not
-// answer is a 503 upstream_unavailable with Retry-After (spec/cluster.md
+// answer is a 503 upstream_unavailable with Retry-After (docs/cluster.md
 // §6), never a local write.
 func TestClusterPrimaryUnreachable(t *testing.T) {
 	ct := newCTest(t, 3, "node-a", "node-b", "node-c", "node-d")

@@ -97,7 +97,7 @@ func (h *Handlers) forwardWrite(ctx context.Context, primary cluster.Member, w n
 // errForward is the answer to a forwarded write the primary did not answer
 // (unreachable, timed out, breaker open): 503 upstream_unavailable, as
 // every cluster name write that cannot confirm W_idx copies
-// (spec/cluster.md §6; the outcome may be unknown, so retry with
+// (docs/cluster.md §6; the outcome may be unknown, so retry with
 // If-Match). A 503 of the client (its breaker's Retry-After) is kept.
 func errForward(primary string, err error) error {
 	if he := (*httpx.Error)(nil); errors.As(err, &he) && he.Status == http.StatusServiceUnavailable {

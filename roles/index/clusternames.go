@@ -14,7 +14,7 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// Cluster-only routes (spec/cluster.md §6).
+// Cluster-only routes (docs/cluster.md §6).
 const (
 	pathReplicaNames     = "/replica/names"
 	pathReplicaProviders = "/replica/providers"
@@ -53,7 +53,7 @@ func (o writeOutcome) result() (indexdb.Record, error) {
 	return o.rec, o.err
 }
 
-// clusterWrite runs a name write in cluster mode (spec/cluster.md §6): it
+// clusterWrite runs a name write in cluster mode (docs/cluster.md §6): it
 // is validated here, then applied as primary when this node is the name's
 // first alive owner or the request was forwarded by another node (a
 // forwarded write is never forwarded again), else forwarded to the primary

@@ -13,14 +13,14 @@ import (
 )
 
 // ScopeReplicate is the node-only scope of /replica/* and X-Ron-Forwarded
-// (spec/cluster.md §2): only it or "admin" satisfies it.
+// (docs/cluster.md §2): only it or "admin" satisfies it.
 const ScopeReplicate = "index:replicate"
 
 // HeaderForwarded marks a name write forwarded to its primary; its value is
 // the forwarding node's id. It is honoured only with ScopeReplicate.
 const HeaderForwarded = "X-Ron-Forwarded"
 
-// Kinds and results of ron_index_owner_writes_total (spec/cluster.md §11).
+// Kinds and results of ron_index_owner_writes_total (docs/cluster.md §11).
 const (
 	ownerName     = "name"
 	ownerProvider = "provider"
@@ -28,7 +28,7 @@ const (
 	resultFailed  = "failed"
 )
 
-// clusterNode is the handlers' cluster mode (spec/cluster.md §6): who owns
+// clusterNode is the handlers' cluster mode (docs/cluster.md §6): who owns
 // what, the node-to-node clients and the per-name write locks of a
 // primary.
 type clusterNode struct {
@@ -88,7 +88,7 @@ func (l *nameLocks) lock(name string) func() {
 }
 
 // trustedForward reports whether c carries X-Ron-Forwarded with a token
-// allowing ScopeReplicate; otherwise the header is ignored (spec/cluster.md
+// allowing ScopeReplicate; otherwise the header is ignored (docs/cluster.md
 // §2).
 func (h *Handlers) trustedForward(c echo.Context) bool {
 	if c.Request().Header.Get(HeaderForwarded) == "" {

@@ -17,7 +17,7 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// Node-to-node call budgets (decided here; spec/cluster.md §6 is silent).
+// Node-to-node call budgets (decided here; docs/cluster.md §6 is silent).
 const (
 	// replicaTimeout bounds one POST /replica/* call.
 	replicaTimeout = 2 * time.Second
@@ -35,9 +35,9 @@ type ClusterPeerOptions struct {
 	Self string
 	// Replicas is index_replicas (R): owners per key.
 	Replicas int
-	// Lookup tunes the hedged lookups (spec/index.md §6).
+	// Lookup tunes the hedged lookups (docs/index.md §6).
 	Lookup hedge.Options
-	// Breaker is the per-peer lookup breaker of spec/index.md §6.
+	// Breaker is the per-peer lookup breaker of docs/index.md §6.
 	Breaker client.BreakerOptions
 	// Token is the node-to-node bearer (Options.NodeToken).
 	Token func(context.Context) (string, error)
@@ -45,10 +45,10 @@ type ClusterPeerOptions struct {
 	Metrics *runtime.Metrics
 }
 
-// ClusterPeers is the cluster-mode PeerSource (spec/cluster.md §6,
-// spec/index.md §6) and the index's node-to-node client set. For every
+// ClusterPeers is the cluster-mode PeerSource (docs/cluster.md §6,
+// docs/index.md §6) and the index's node-to-node client set. For every
 // alive index member but this node it keeps, per member URL, a lookup client
-// with the §6 peer breaker and a write client (forwarded name writes and
+// with the docs/index.md §6 peer breaker and a write client (forwarded name writes and
 // /replica/* calls, its breaker counting only 5xx other than 503 and
 // transport failures). Clients are built and retired as the membership
 // changes, and the metric series of a retired target are removed, so

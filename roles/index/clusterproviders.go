@@ -11,7 +11,7 @@ import (
 	"github.com/ronhq/ron/roles/index/indexdb"
 )
 
-// clusterAnnounce applies a provider batch in cluster mode (spec/cluster.md
+// clusterAnnounce applies a provider batch in cluster mode (docs/cluster.md
 // §6): the whole batch is validated, then each record goes to its owners:
 // this node stores the records it owns, and every other owner gets its
 // records in one POST /replica/providers (never forwarded again). The

@@ -15,7 +15,7 @@ type replicaNamesReply struct {
 	Current  int `json:"current"`
 }
 
-// replicaNames is POST /replica/names (ScopeReplicate; spec/cluster.md
+// replicaNames is POST /replica/names (ScopeReplicate; docs/cluster.md
 // §6): up to 1000 records {name, version, b3|null, deleted, updated_at},
 // validated as a whole, applied in one transaction with the replica rule
 // (indexdb.ApplyReplica). A bad body is 400 with details.index and

@@ -14,10 +14,10 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// This file holds the compatibility routes of spec/index.md §10, answered
+// This file holds the compatibility routes of docs/index.md §10, answered
 // only while compat_routes = true (the role gates them; the key is live). They speak the original index's record
 // shapes; differences from the original: PUTs need index:write, names
-// follow §3 exactly (no trimming or case folding), site owner references
+// follow docs/index.md §3 exactly (no trimming or case folding), site owner references
 // are validated but not kept (a site is a name pointer), and a site's
 // updated_at_ms is the pointer's own time.
 
@@ -52,7 +52,7 @@ type assetPutBody struct {
 	UpdatedAtMs          *uint64 `json:"updated_at_ms"`
 }
 
-// MountCompat registers the §10 compatibility routes on e:
+// MountCompat registers the docs/index.md §10 compatibility routes on e:
 // PUT|GET /v1/index/sites/{name}/manifest (name pointers),
 // PUT|GET /v1/index/assets/{asset_cid}/manifest (compat_assets) and
 // GET /resolve/name:{key}, answered exactly as GET /resolve/{key}. As in

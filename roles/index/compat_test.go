@@ -10,7 +10,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 )
 
-// newCompatEnv is newEnv with the §10 routes mounted as compat_routes=true
+// newCompatEnv is newEnv with the docs/index.md §10 routes mounted as compat_routes=true
 // does.
 func newCompatEnv(t *testing.T) *env {
 	t.Helper()
@@ -211,7 +211,7 @@ func TestCompatResolveNamePrefix(t *testing.T) {
 }
 
 // TestCompatNotMounted: without MountCompat (compat_routes = false) none of
-// the §10 routes exist and "name:" is not a resolve prefix.
+// the docs/index.md §10 routes exist and "name:" is not a resolve prefix.
 func TestCompatNotMounted(t *testing.T) {
 	e := newEnv(t)
 	expect(t, e.do(req{method: "GET", path: sitePath}), 404, "not_found")

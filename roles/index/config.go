@@ -12,7 +12,7 @@ import (
 	"github.com/ronhq/ron/runtime/config"
 )
 
-// Config is the [index] section (spec/index.md §12). Every key but listen
+// Config is the [index] section (docs/index.md §12). Every key but listen
 // can change live (Role.Apply).
 type Config struct {
 	Listen        string `koanf:"listen" help:"index listener address (restart to change)"`
@@ -54,7 +54,7 @@ type Config struct {
 	CompatRoutes       bool          `koanf:"compat_routes" help:"serve the /v1/index compatibility routes"`
 }
 
-// DefaultConfig returns the §12 defaults.
+// DefaultConfig returns the docs/index.md §12 defaults.
 func DefaultConfig() Config {
 	return Config{
 		Listen:             "127.0.0.1:5304",
@@ -90,7 +90,7 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate checks the §12 rules (alpha ≥ 1, beta ≥ 0, hedge_ms <
+// Validate checks the docs/index.md §12 rules (alpha ≥ 1, beta ≥ 0, hedge_ms <
 // deadline_ms, trip ratio in (0,1]) and that counts, sizes and durations
 // make sense. Errors name the key as "index.<key>".
 func (c Config) Validate() error {

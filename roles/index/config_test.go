@@ -11,7 +11,7 @@ import (
 	"github.com/ronhq/ron/runtime/config"
 )
 
-// specKeys are the [index] keys of spec/index.md §12, in the table's order.
+// specKeys are the [index] keys of docs/index.md §12, in the table's order.
 var specKeys = []string{"listen", "advertise_url", "max_inflight", "rps", "max_conns_per_ip", "peers", "alpha",
 	"beta", "hedge_ms", "deadline_ms", "retry_max", "retry_jitter_ms", "breaker_window", "breaker_bucket",
 	"breaker_min_requests", "breaker_trip_ratio", "breaker_cooldown", "breaker_half_open", "cache_entries",

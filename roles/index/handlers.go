@@ -1,10 +1,10 @@
-// Package index is the index role (spec/index.md): name pointers, provider
+// Package index is the index role (docs/index.md): name pointers, provider
 // records and resolve. handlers.go, names.go, providers.go and resolve.go hold
-// the HTTP handlers of §3 (names), §4 (providers) and §5 (resolve) over an
+// the HTTP handlers of docs/index.md §3 (names), docs/index.md §4 (providers) and docs/index.md §5 (resolve) over an
 // indexdb.DB, with an optional cache and PeerSource; role.go is the runnable
 // role (listener, admission, workers, hot reload).
 //
-// Cluster mode (spec/cluster.md §6, Options.Cluster) adds ownership:
+// Cluster mode (docs/cluster.md §6, Options.Cluster) adds ownership:
 // owners.go picks each key's owners and primary, clusternames.go and
 // clusterforward.go route name writes through the primary,
 // clusterproviders.go sends provider records to their owners,
@@ -29,7 +29,7 @@ import (
 	"github.com/ronhq/ron/runtime"
 )
 
-// Capability scopes (ARCHITECTURE §6): every index write needs ScopeWrite;
+// Capability scopes (docs/architecture.md §6): every index write needs ScopeWrite;
 // reads need ScopeRead when public_reads is false.
 const (
 	ScopeWrite = "index:write"
@@ -39,7 +39,7 @@ const (
 // authedKey marks a request whose scope the route middleware checked.
 const authedKey = "index.authed"
 
-// Cache-Control values of spec/index.md §3 and §4.
+// Cache-Control values of docs/index.md §3 and §4.
 const (
 	ccNoCache        = "no-cache"
 	ccNameVersion    = "public, max-age=60"
@@ -56,7 +56,7 @@ type Handlers struct {
 	live atomic.Pointer[Settings]
 	cl   *clusterNode // cluster mode; nil = static mode (set before Mount)
 
-	// Metrics, when set, receives the handlers' §13 metrics (writes, auth
+	// Metrics, when set, receives the handlers' docs/index.md §13 metrics (writes, auth
 	// failures, resolve latency, deadline hits) with role="index". Set it
 	// before Mount.
 	Metrics *runtime.Metrics
@@ -70,7 +70,7 @@ type Settings struct {
 	// DefaultTTL is provider_ttl_default, applied to announced records
 	// without ttl_s; 0 means indexdb.DefaultTTL.
 	DefaultTTL time.Duration
-	// Cache, when set, is the §7 answer cache; local writes invalidate it.
+	// Cache, when set, is the docs/index.md §7 answer cache; local writes invalidate it.
 	// Values are JSON-encoded answers.
 	Cache *cache.Cache[[]byte]
 	// Peers, when set, is asked on a local miss (never for ?local=1). Nil
@@ -103,8 +103,8 @@ func NewHandlers(db *indexdb.DB, keys *auth.Keyring, now func() time.Time) *Hand
 	return h
 }
 
-// Mount registers the routes of spec/index.md §3, §4 and §5 on e, plus in
-// cluster mode POST /replica/names and /replica/providers (spec/cluster.md
+// Mount registers the routes of docs/index.md §3, §4 and §5 on e, plus in
+// cluster mode POST /replica/names and /replica/providers (docs/cluster.md
 // §6, ScopeReplicate). Every route first checks its capability (writes
 // ScopeWrite; reads ScopeRead when reads are private), then runs mw in
 // order (the role's admission: per-IP bucket and work queue), then the
@@ -171,7 +171,7 @@ func badRequest(format string, args ...any) *httpx.Error {
 	return httpx.NewError(http.StatusBadRequest, httpx.CodeBadRequest, format, args...)
 }
 
-// dbError maps indexdb's typed errors onto the envelope (spec/index.md §3,
+// dbError maps indexdb's typed errors onto the envelope (docs/index.md §3,
 // §15): ErrInvalid → 400 bad_request, ErrPrecondition → 412 with
 // details.current_version (null when there is no live version), ErrDeleted
 // and ErrPruned → 404 with details.reason, ErrNotFound → 404. Anything else
@@ -229,7 +229,7 @@ func writeBody(c echo.Context, status int, b []byte) error {
 
 // writeErrorCached writes err as the envelope like httpx.WriteError but
 // keeps a Cache-Control header (the 404 of GET /providers/{b3} is cacheable
-// for 2 s, spec/index.md §4).
+// for 2 s, docs/index.md §4).
 func writeErrorCached(c echo.Context, err error, cacheControl string) error {
 	he := *httpx.AsError(err)
 	he.CorrID = httpx.CorrID(c)

@@ -17,7 +17,7 @@ import (
 // roleName is the role's name and the role label of its metrics.
 const roleName = "index"
 
-// Kinds of ron_index_writes_total (spec/index.md §13).
+// Kinds of ron_index_writes_total (docs/index.md §13).
 const (
 	writeName     = "name"
 	writeProvider = "provider"
@@ -56,7 +56,7 @@ func writeResult(err error) string {
 	return ""
 }
 
-// roleMetrics are the role's own §13 metrics (the handlers, hedge, cache,
+// roleMetrics are the role's own docs/index.md §13 metrics (the handlers, hedge, cache,
 // admission queue and peer clients register theirs).
 type roleMetrics struct{ m *runtime.Metrics }
 
@@ -72,7 +72,7 @@ func (r roleMetrics) canceled(kind string) { r.counter("tasks_canceled_total", "
 func (r roleMetrics) ioTimeout(op string)  { r.counter("io_timeouts_total", "op", op).Inc() }
 func (r roleMetrics) retry(op string)      { r.counter("backoff_retries_total", "op", op).Inc() }
 
-// register creates every §13 series the role owns at zero, so that each name
+// register creates every docs/index.md §13 series the role owns at zero, so that each name
 // is exported before its first event, and the stored-record gauges.
 func (r roleMetrics) register(names, providers func() float64) {
 	r.m.Gauge("index_names", names, "role", roleName)

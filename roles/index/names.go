@@ -20,7 +20,7 @@ import (
 // timeLayout renders updated_at: RFC 3339 UTC, millisecond precision.
 const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 
-// NameRecord is a live name record on the wire (spec/index.md §3).
+// NameRecord is a live name record on the wire (docs/index.md §3).
 type NameRecord struct {
 	Name      string `json:"name"`
 	B3        string `json:"b3"`
@@ -86,7 +86,7 @@ func parseName(c echo.Context) (string, error) {
 	return s, nil
 }
 
-// Cond is a write precondition of SetName and DeleteName (spec/index.md
+// Cond is a write precondition of SetName and DeleteName (docs/index.md
 // §3); it is the persistence model's own type. The zero Cond is
 // unconditional.
 type Cond = indexdb.Cond
@@ -134,7 +134,7 @@ func retrySafe(c Cond) bool {
 	return c.Kind() == indexdb.CondVersion || c.Kind() == indexdb.CondAbsent
 }
 
-// writeCond turns If-Match / If-None-Match into a Cond (spec/index.md §3):
+// writeCond turns If-Match / If-None-Match into a Cond (docs/index.md §3):
 // If-Match "<v>" → IfMatch(v), If-Match * → IfLive, If-None-Match * →
 // IfAbsent (PUT only). Repeated headers, both headers together, unquoted or
 // non-numeric tags, weak tags, lists and any other If-None-Match value are
@@ -389,8 +389,8 @@ func putRequest(c echo.Context) (string, store.ID, Cond, error) {
 
 // lookupName is the code path of GET /names/{key} and LocalClient's name
 // reads: key is a name or "name@version", found locally, else (unless
-// o.localOnly) in the cache or at the peers within one lookup budget (§3,
-// §6). A local tombstone or pruned version is an authoritative 404.
+// o.localOnly) in the cache or at the peers within one lookup budget (docs/index.md §3,
+// docs/index.md §6). A local tombstone or pruned version is an authoritative 404.
 func (h *Handlers) lookupName(ctx context.Context, key string, o resolveOpts) (NameRecord, error) {
 	o.set = h.settings()
 	ctx, cancel := o.withBudget(ctx)

@@ -7,7 +7,7 @@ import (
 )
 
 // ownership answers who owns which index record in one membership View
-// (spec/cluster.md §6). Index members are the members with the index role;
+// (docs/cluster.md §6). Index members are the members with the index role;
 // keys are raw object digests (provider records) or rendezvous.NameKey
 // (names).
 type ownership struct {
@@ -53,7 +53,7 @@ func (o ownership) rEff() int { return min(o.r, len(o.view.WithRole(roleName))) 
 // least 1.
 func (o ownership) wIdx() int { return max(1, min(2, o.rEff())) }
 
-// candidates are the peers a lookup of key asks (spec/cluster.md §6): the
+// candidates are the peers a lookup of key asks (docs/cluster.md §6): the
 // owners in score order, then the other alive index members in score
 // order, this node excluded.
 func (o ownership) candidates(key []byte) []cluster.Member {

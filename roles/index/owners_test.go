@@ -34,7 +34,7 @@ func memberIDs(ms []cluster.Member) []string {
 	return out
 }
 
-// TestOwnersSpecVector is spec/cluster.md §3: blog.example over node-a…d
+// TestOwnersSpecVector is docs/cluster.md §3: blog.example over node-a…d
 // has owners node-b, node-c, node-d (R 3) and primary node-b.
 func TestOwnersSpecVector(t *testing.T) {
 	own := ownership{view: testView("node-a", nil, "node-a", "node-b", "node-c", "node-d"), r: 3}

@@ -22,7 +22,7 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// HedgedPeers is the static-mode PeerSource (spec/index.md §6, §12
+// HedgedPeers is the static-mode PeerSource (docs/index.md §6, §12
 // index.peers): one client.Client (with its own breaker) per peer base URL,
 // and every lookup a hedge.Lookup over hedge.HTTPPeers asking
 // GET /names/{key}?local=1 or GET /providers/{b3}?local=1. Candidates are
@@ -134,8 +134,8 @@ type peerSetup struct {
 }
 
 // newPeerSetup derives the peer source settings of cfg for a node whose own
-// advertise URL is self: the peers minus self (by normalised URL), the §6
-// lookup options and the §6 per-peer breaker. skipped lists the peers
+// advertise URL is self: the peers minus self (by normalised URL), the docs/index.md §6
+// lookup options and the docs/index.md §6 per-peer breaker. skipped lists the peers
 // recognised as this node.
 func newPeerSetup(cfg Config, self string, m *runtime.Metrics) (ps peerSetup, skipped []string) {
 	me, _ := normalizeURL(self)
@@ -165,7 +165,7 @@ func orNone[N int | time.Duration](v N) N {
 	return v
 }
 
-// peerBreaker is the §6 breaker of one index peer: rolling window
+// peerBreaker is the docs/index.md §6 breaker of one index peer: rolling window
 // breaker_window in buckets of breaker_bucket; it opens when at least
 // breaker_min_requests were counted and more than breaker_trip_ratio of them
 // failed (every one, for a ratio of 1); it stays open breaker_cooldown, then
@@ -208,7 +208,7 @@ func (hp *HedgedPeers) Close() {
 }
 
 // order returns the peers sorted by rendezvous score of (key, peer url),
-// highest first (§6 candidates).
+// highest first (docs/index.md §6 candidates).
 func (hp *HedgedPeers) order(key []byte) []peerClient {
 	type scored struct {
 		p peerClient
@@ -263,7 +263,7 @@ func clientsOf(ps []peerClient) []*client.Client {
 }
 
 // lookupName asks peers (in order) for key, a name or "name@version", with
-// GET /names/{key}?local=1 legs. Per §6 rule 3 the lookup ends at the first
+// GET /names/{key}?local=1 legs. Per docs/index.md §6 rule 3 the lookup ends at the first
 // satisfactory answer (200 with a valid record) and returns the highest
 // version among the satisfactory answers received by then (answers of legs
 // that completed before they saw the cancellation count too). No peers is
@@ -330,7 +330,7 @@ func lookupName(ctx context.Context, key string, peers []*client.Client, opt hed
 
 // lookupProviders asks peers (in order) for the live providers of id with
 // GET /providers/{b3}?local=1 legs; the first answer with at least one
-// (unexpired) provider wins (§6 rule 3). No peers is an
+// (unexpired) provider wins (docs/index.md §6 rule 3). No peers is an
 // *hedge.UnavailableError.
 func lookupProviders(ctx context.Context, id store.ID, peers []*client.Client, opt hedge.Options) (ProviderList, error) {
 	if len(peers) == 0 {

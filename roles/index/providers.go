@@ -14,7 +14,7 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// Limits of GET /providers/{b3}?limit= (spec/index.md §4).
+// Limits of GET /providers/{b3}?limit= (docs/index.md §4).
 const (
 	defaultProviderLimit = 20
 	maxProviderLimit     = 64
@@ -196,7 +196,7 @@ func (h *Handlers) getProviders(c echo.Context) error {
 
 // lookupProviders is the code path of GET /providers/{b3} and
 // LocalClient.Providers: the live local records, else (unless o.localOnly)
-// the cached or peers' answer within one lookup budget (§4, §6). None
+// the cached or peers' answer within one lookup budget (docs/index.md §4, docs/index.md §6). None
 // anywhere → 404.
 func (h *Handlers) lookupProviders(ctx context.Context, id store.ID, region string, limit int, o resolveOpts) (ProviderList, error) {
 	if limit == 0 {

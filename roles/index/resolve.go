@@ -19,23 +19,23 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// DefaultResolveBudget is the one budget of GET /resolve/{key} (§5).
+// DefaultResolveBudget is the one budget of GET /resolve/{key} (docs/index.md §5).
 const DefaultResolveBudget = 1200 * time.Millisecond
 
-// resolveProviderLimit is the provider limit of a resolve answer (§5).
+// resolveProviderLimit is the provider limit of a resolve answer (docs/index.md §5).
 const resolveProviderLimit = 20
 
 // manifestType is the provider record type that makes kind "manifest".
 const manifestType = "application/vnd.ron.manifest+json"
 
-// Resolve sources (§5).
+// Resolve sources (docs/index.md §5).
 const (
 	SourceLocal = "local"
 	SourceCache = "cache"
 	SourcePeer  = "peer"
 )
 
-// PeerSource asks other index nodes what this node does not know (§6). The
+// PeerSource asks other index nodes what this node does not know (docs/index.md §6). The
 // production implementation runs hedge.Lookup over HTTPPeers built with
 // hedge.NamesPath and hedge.ProvidersPath (legs with ?local=1). Failures use
 // hedge's errors: hedge.ErrNotFound (every peer answered, none had it),
@@ -61,7 +61,7 @@ type ResolveAnswer struct {
 	Partial     bool           `json:"partial,omitempty"`
 }
 
-// kindOf applies the §5 kind rule.
+// kindOf applies the docs/index.md §5 kind rule.
 func kindOf(ps []ProviderInfo) string {
 	kind := "unknown"
 	for _, p := range ps {
@@ -250,7 +250,7 @@ func (h *Handlers) resolve(ctx context.Context, key string, o resolveOpts) (reso
 
 	ps, fromPeer, partial, err := h.resolveProviders(ctx, id, o.set.Zone, resolveProviderLimit, o)
 	// A definite "no providers anywhere" is an empty answer, cached for
-	// neg_cache_ttl (§7); errors, timeouts and partial answers are not.
+	// neg_cache_ttl (docs/index.md §7); errors, timeouts and partial answers are not.
 	storable := err == nil || httpx.AsError(err).Status == http.StatusNotFound
 	switch {
 	case err != nil && isID:
@@ -286,7 +286,7 @@ func (h *Handlers) resolve(ctx context.Context, key string, o resolveOpts) (reso
 // resolveName finds key (name or name@version) locally, then at peers. A
 // local tombstone or pruned version is an authoritative 404. In cluster
 // mode only an owner of the name (or a ?local=1 leg) reads its own store
-// first; other nodes ask the owners (spec/cluster.md §6).
+// first; other nodes ask the owners (docs/cluster.md §6).
 func (h *Handlers) resolveName(ctx context.Context, key string, o resolveOpts) (NameRecord, bool, error) {
 	miss := error(errResolveNotFound("name not found"))
 	if o.localOnly || h.readsNameLocally(key) {

@@ -26,7 +26,7 @@ import (
 	"github.com/ronhq/ron/store/kv/memkv"
 )
 
-// Store cadence (spec/index.md §9, §11) and shutdown grace.
+// Store cadence (docs/index.md §9, §11) and shutdown grace.
 const (
 	probeEvery    = 10 * time.Second
 	probeDeadline = 2 * time.Second
@@ -49,7 +49,7 @@ type Options struct {
 	Version string
 	Ops     func(e *echo.Echo) // mounts /healthz /readyz /metrics /version; nil = none
 
-	// Cluster is the membership in cluster mode (spec/cluster.md §6): names
+	// Cluster is the membership in cluster mode (docs/cluster.md §6): names
 	// and provider records are owned by index members, index.peers is
 	// ignored. Nil is static mode.
 	Cluster cluster.Membership
@@ -81,7 +81,7 @@ type Role struct {
 	cache  *cache.Cache[[]byte]
 	admit  *admission
 	server *httpx.Server
-	compat map[string]bool // route templates of the §10 routes
+	compat map[string]bool // route templates of the docs/index.md §10 routes
 
 	applyMu sync.Mutex // serialises Apply and peer rebuilds
 	peers   atomic.Pointer[HedgedPeers]
@@ -246,7 +246,7 @@ func (r *Role) build(cfg Config) error {
 	return nil
 }
 
-// mountCompat mounts the §10 routes behind a gate that answers 404 while
+// mountCompat mounts the docs/index.md §10 routes behind a gate that answers 404 while
 // compat_routes is false and admits them like the other routes when true,
 // so the key can change live.
 func (r *Role) mountCompat(e *echo.Echo) {
@@ -374,7 +374,7 @@ func (r *Role) Stop(ctx context.Context) error {
 	return r.closeStore()
 }
 
-// Ready reports §11 readiness: store open, a write probe within 15 s, not
+// Ready reports docs/index.md §11 readiness: store open, a write probe within 15 s, not
 // draining.
 func (r *Role) Ready(context.Context) runtime.Readiness {
 	var rd runtime.Readiness
@@ -489,7 +489,7 @@ func writeProbe(ctx context.Context, db kv.DB, now time.Time) error {
 	})
 }
 
-// Buckets and keys the role touches directly (spec/index.md §9).
+// Buckets and keys the role touches directly (docs/index.md §9).
 const (
 	bucketMeta      = "meta"
 	bucketNames     = "names"
@@ -527,7 +527,7 @@ var (
 	janitorBackoff = runtime.Backoff{Base: 100 * time.Millisecond, Max: time.Second, Factor: 2, Jitter: 0.2}
 )
 
-// janitor is one pruning pass (§9): transactions of at most batch expired
+// janitor is one pruning pass (docs/index.md §9): transactions of at most batch expired
 // records, soonest expiry first, yielding between them, until one stops
 // short (it reached the first unexpired key).
 type janitor struct {

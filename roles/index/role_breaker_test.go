@@ -58,7 +58,7 @@ func hangRT(_ string, r *http.Request) (*http.Response, error) {
 	return nil, r.Context().Err()
 }
 
-// breakerClient is one peer client with the §6 breaker of DefaultConfig.
+// breakerClient is one peer client with the docs/index.md §6 breaker of DefaultConfig.
 func breakerClient(rt http.RoundTripper) *client.Client {
 	return client.New(client.Options{BaseURL: "http://peer.test:5304", HTTP: &http.Client{Transport: rt},
 		Retries: -1, Breaker: peerBreaker(DefaultConfig()), Role: roleName})
@@ -178,7 +178,7 @@ func TestPeerBreakerHalfOpenAndClose(t *testing.T) {
 // nameAnswer is a peer's valid answer for blog.example.
 const nameAnswer = `{"name":"blog.example","b3":"` + idA + `","version":3,"updated_at":"2026-11-22T10:00:00.000Z"}`
 
-// testHedgedPeers is a HedgedPeers over rt with the §6 settings.
+// testHedgedPeers is a HedgedPeers over rt with the docs/index.md §6 settings.
 func testHedgedPeers(t *testing.T, rt http.RoundTripper, m *runtime.Metrics, urls ...string) *HedgedPeers {
 	t.Helper()
 	ps, _ := newPeerSetup(DefaultConfig(), "", m)

@@ -8,7 +8,7 @@ import (
 	"github.com/ronhq/ron/runtime/cluster"
 )
 
-// taskAntiEntropy is the anti-entropy worker's name (spec/cluster.md §6).
+// taskAntiEntropy is the anti-entropy worker's name (docs/cluster.md §6).
 const taskAntiEntropy = "index_antientropy"
 
 // clusterConfig is Options.ClusterConfig with zero index keys defaulted.

@@ -172,7 +172,7 @@ func TestRoleServesInMemory(t *testing.T) {
 	}
 }
 
-// TestRoleExportsMetrics checks that every §13 name is exported with
+// TestRoleExportsMetrics checks that every docs/index.md §13 name is exported with
 // role="index" once the role has started.
 func TestRoleExportsMetrics(t *testing.T) {
 	opt := roleOptions(t, roleTestConfig())
@@ -320,7 +320,7 @@ func TestRolesAsPeers(t *testing.T) {
 }
 
 // checkPeerReads: GET /names and GET /providers on b answer a local miss
-// from peer a (spec §3, §4), but never with ?local=1; the local client
+// from peer a (docs/index.md §3, §4), but never with ?local=1; the local client
 // reads the same way.
 func checkPeerReads(t *testing.T, a, b *liveRole) {
 	t.Helper()

@@ -19,7 +19,7 @@ func (r *Role) CheckApply(cfg any) error {
 	return err
 }
 
-// Apply hot-reloads the live keys of §7: advertise_url, the ingress
+// Apply hot-reloads the live keys of docs/registry.md §7: advertise_url, the ingress
 // limits, public_reads, read_only (a freeze or unfreeze audit event),
 // proposal and tombstone TTLs, max_open_proposals, max_payload_bytes,
 // clock_skew, commit_timeout, group_commit_max, checkpoint_max_lag, the

@@ -1,6 +1,6 @@
 package registry
 
-// Registry benchmarks B2 and B3 (spec/registry.md §10). Both run a real
+// Registry benchmarks B2 and B3 (docs/registry.md §10). Both run a real
 // registry on a temporary data dir (bbolt and segment files on the OS file
 // system, every write fsynced) whose genesis comes from trust roots of three
 // fresh signers with quorum 3, and talk to it over loopback HTTP with
@@ -127,7 +127,7 @@ func benchSigners(n int) ([]signerKey, error) {
 	return out, nil
 }
 
-// writeBenchTrustRoots writes a §6 trust-roots file for signers with
+// writeBenchTrustRoots writes a docs/registry.md §6 trust-roots file for signers with
 // quorum benchQuorum and returns its path and b3 pin.
 func writeBenchTrustRoots(b *testing.B, signers []signerKey) (path, pin string) {
 	b.Helper()

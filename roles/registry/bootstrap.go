@@ -25,7 +25,7 @@ type genesisPlan struct {
 	dev     *devSigner
 }
 
-// planGenesis decides the bootstrap of spec/registry.md §6 for a store
+// planGenesis decides the bootstrap of docs/registry.md §6 for a store
 // with no log: trust roots (pinned by trust_roots_b3 when set), else the
 // dev signer when allowed, else an error.
 func planGenesis(cfg Config, spec storeSpec, now time.Time) (genesisPlan, error) {

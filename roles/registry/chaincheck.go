@@ -61,7 +61,7 @@ func readFailure(v uint64, err error) *mismatch {
 	return mismatchf(v, checkCRC, "%v", ce)
 }
 
-// checkRecord runs every per-version check of spec/registry.md §6 on the
+// checkRecord runs every per-version check of docs/registry.md §6 on the
 // artifact stored for version v: canonical form, version continuity,
 // prev_hash link, payload_b3, ≥ m valid distinct signers of the previous
 // version's set, monotonic committed_at and the leaf hash against the

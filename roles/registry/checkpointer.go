@@ -53,7 +53,7 @@ func extendTree(ctx context.Context, tree *tiles.Tree, log *segment.Log, head ui
 	return tree.Checkpoint(), nil
 }
 
-// checkpointer is the worker registry-checkpointer (spec §5): woken by
+// checkpointer is the worker registry-checkpointer (docs/registry.md §5): woken by
 // commits, each round covers every durable version up to HEAD with a new
 // signed checkpoint. It refuses to sign a split view, and versions left
 // uncovered longer than checkpoint_max_lag make writes unready.

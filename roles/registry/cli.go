@@ -29,7 +29,7 @@ const (
 	cliCodeFailed      = "failed"
 )
 
-// Commands returns `ron registry` (spec/registry.md §9) with the
+// Commands returns `ron registry` (docs/registry.md §9) with the
 // subcommands keygen, init, propose, approve, commit, head, get and verify.
 // Commands that talk to a registry use --server (default: the configured
 // local listener), --token (else $RON_TOKEN, else a token minted on the

@@ -22,7 +22,7 @@ const (
 	PolicyBySize  = "by-size"
 )
 
-// Config is the [registry] section (spec/registry.md §7). Keys marked live
+// Config is the [registry] section (docs/registry.md §7). Keys marked live
 // change on Role.Apply; a change to any other key rejects the whole reload
 // by name.
 type Config struct {
@@ -65,7 +65,7 @@ type Config struct {
 	StreamMaxLag     int           `koanf:"stream_max_lag" help:"versions a stream may fall behind before it skips to HEAD (≥ 16)"`
 }
 
-// DefaultConfig returns the §7 defaults.
+// DefaultConfig returns the docs/registry.md §7 defaults.
 func DefaultConfig() Config {
 	return Config{
 		Listen:               "127.0.0.1:9444",
@@ -97,7 +97,7 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate checks every §7 range. Errors name the key as
+// Validate checks every docs/registry.md §7 range. Errors name the key as
 // "registry.<key>: …".
 func (c Config) Validate() error {
 	for _, check := range []func() error{c.checkListener, c.checkBootstrap, c.checkProposals,

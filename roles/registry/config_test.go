@@ -23,7 +23,7 @@ func TestDefaultConfig(t *testing.T) {
 		c.RetentionTargetBytes != 1<<30 || c.RetentionInterval != 10*time.Minute || c.VerifySlice != 20*time.Millisecond ||
 		c.VerifyFullInterval != 24*time.Hour || c.StreamHeartbeat != 5*time.Second || c.StreamMaxClients != 1024 ||
 		c.StreamMaxLag != 1024 {
-		t.Fatalf("defaults differ from §7: %+v", c)
+		t.Fatalf("defaults differ from docs/registry.md §7: %+v", c)
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 	"github.com/ronhq/ron/store/durable"
 )
 
-// Dev signer of spec/registry.md §6: one signer, quorum 1 of 1.
+// Dev signer of docs/registry.md §6: one signer, quorum 1 of 1.
 const (
 	// DevSignerID is the dev signer's id.
 	DevSignerID = "org:dev#k1"

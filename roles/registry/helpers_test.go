@@ -61,7 +61,7 @@ func (s signerKey) pubB64() string {
 	return base64.StdEncoding.EncodeToString(s.priv.Public().(ed25519.PublicKey))
 }
 
-// writeTrustRoots writes a §6 trust-roots file for signers with quorum m
+// writeTrustRoots writes a docs/registry.md §6 trust-roots file for signers with quorum m
 // into dir and returns its path and its b3 pin.
 func writeTrustRoots(t *testing.T, dir string, signers []signerKey, m int) (string, string) {
 	t.Helper()

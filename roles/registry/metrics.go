@@ -9,7 +9,7 @@ import (
 // roleName is the role's name and the role label of its metrics.
 const roleName = "registry"
 
-// Checks of ron_audit_chain_verify_failures_total{check} (spec §8).
+// Checks of ron_audit_chain_verify_failures_total{check} (docs/registry.md §8).
 const (
 	checkCRC           = "crc"
 	checkCanonical     = "canonical"
@@ -54,7 +54,7 @@ const (
 	eventPrune        = "prune"
 )
 
-// roleMetrics are the role's own §8 series (the committer, the API and
+// roleMetrics are the role's own docs/registry.md §8 series (the committer, the API and
 // the queues register theirs).
 type roleMetrics struct{ m *runtime.Metrics }
 

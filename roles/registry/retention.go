@@ -15,7 +15,7 @@ import (
 	"github.com/ronhq/ron/store/kv"
 )
 
-// retention is the worker registry-retention (spec §5): every
+// retention is the worker registry-retention (docs/registry.md §5): every
 // retention_interval it prunes the oldest segments the policy lets go,
 // but only segments wholly below the durable checkpoint's size, verified
 // by the deep verifier in this process, and not holding HEAD. It is the

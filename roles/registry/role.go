@@ -39,7 +39,7 @@ type Options struct {
 	Ops     func(e *echo.Echo) // mounts /healthz /readyz /metrics /version; nil = none
 }
 
-// Role is the registry role (spec/registry.md). Build it with New; the
+// Role is the registry role (docs/registry.md). Build it with New; the
 // runtime manager drives Start, Run and Stop. It implements runtime.Role,
 // Drainer, Readier, Applier, ApplyChecker, Detailer, TaskGrouper and
 // Addresser.
@@ -143,7 +143,7 @@ func (r *Role) AdvertiseURL() string {
 	return "http://" + r.Addr()
 }
 
-// Start runs spec/registry.md §6: open the stores and the log key and
+// Start runs docs/registry.md §6: open the stores and the log key and
 // recover the log (bootstrapping genesis when no log exists); verify the
 // tail; bring the tiles up to date and sign a checkpoint covering HEAD;
 // bind the listener (reads are served from here on); start the committer,
@@ -200,7 +200,7 @@ func (r *Role) settings() api.Settings {
 		CommitTimeout: c.CommitTimeout}
 }
 
-// startWorkers starts the supervised workers (spec §4–§6).
+// startWorkers starts the supervised workers (docs/registry.md §4–§6).
 func (r *Role) startWorkers() {
 	r.tasks.Go("registry-committer", r.com.Run)
 	r.tasks.Go("registry-checkpointer", r.ckpt.run)
@@ -255,7 +255,7 @@ func (r *Role) Drain() {
 	}
 }
 
-// Stop runs the §6 shutdown: writes get 503 draining, streams end, the
+// Stop runs the docs/registry.md §6 shutdown: writes get 503 draining, streams end, the
 // listener drains until ctx's deadline while the committer finishes the
 // messages already taken, the workers stop, a final checkpoint is signed
 // if time allows, then the log and both databases are closed.

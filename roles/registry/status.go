@@ -8,7 +8,7 @@ import (
 	"github.com/ronhq/ron/roles/registry/descriptor"
 )
 
-// status is the body of GET /registry/status (spec §2). It reads only
+// status is the body of GET /registry/status (docs/registry.md §2). It reads only
 // snapshots and atomics, so it is cheap and safe at any time after Start.
 func (r *Role) status() api.Status {
 	h := r.com.Head()

@@ -16,7 +16,7 @@ import (
 	"github.com/ronhq/ron/store/kv/memkv"
 )
 
-// Store layout under <data>/registry (spec/registry.md §5) and timeouts.
+// Store layout under <data>/registry (docs/registry.md §5) and timeouts.
 const (
 	registryDir  = "registry"
 	logDir       = "log"
@@ -162,7 +162,7 @@ func (s *stores) checkOrigin(ctx context.Context) error {
 }
 
 // openLog opens the segment log with the durable HEAD and min_index of
-// registry.db and runs its recovery (spec/registry.md §5).
+// registry.db and runs its recovery (docs/registry.md §5).
 func (s *stores) openLog(ctx context.Context, spec storeSpec) error {
 	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()

@@ -17,11 +17,11 @@ import (
 const maxSliceVersions = 256
 
 // slicePause is the pause after a slice as a multiple of its length: 4
-// keeps the verifier at ≤ 20 % of a core (spec §6). Tests of other things
+// keeps the verifier at ≤ 20 % of a core (docs/registry.md §6). Tests of other things
 // set it to 0 before starting a role.
 var slicePause = 4
 
-// verifier is the deep verifier (worker registry-verifier, spec §6): a
+// verifier is the deep verifier (worker registry-verifier, docs/registry.md §6): a
 // full pass from min_index over everything the checkpoint covers at start
 // and every verify_full_interval, and incremental checks of each new
 // checkpoint and the versions it newly covers. Work runs in slices of at

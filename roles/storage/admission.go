@@ -11,7 +11,7 @@ import (
 )
 
 // admission is the storage role's work queue in front of its two pools
-// (spec/storage.md §5), built on httpx/admit: a request try-enters the queue
+// (docs/storage.md §5), built on httpx/admit: a request try-enters the queue
 // (full → 429 busy), then waits at most queue_timeout for a slot in its pool
 // and holds the slot until its response ends. No goroutine is started per
 // queued request.

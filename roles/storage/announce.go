@@ -14,7 +14,7 @@ import (
 
 // Record is one provider record sent to the index: "node holds id", with
 // the object's stored Content-Type. A PUT announces with provider_ttl, a
-// re-provide pass with the TTL of spec/storage.md §5, DELETE and quarantine
+// re-provide pass with the TTL of docs/storage.md §5, DELETE and quarantine
 // with TTL 0, which withdraws the record.
 type Record struct {
 	ID   store.ID
@@ -49,7 +49,7 @@ type Retargeter interface {
 	Retarget(urls []string, token string) error
 }
 
-// Announce tuning (spec/storage.md §5).
+// Announce tuning (docs/storage.md §5).
 const (
 	announceBatch    = 1000
 	announceGather   = 250 * time.Millisecond

@@ -13,7 +13,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 )
 
-// row is one row of spec/storage.md §10 sent to a live listener.
+// row is one row of docs/storage.md §10 sent to a live listener.
 type row struct {
 	name   string
 	q      req
@@ -87,7 +87,7 @@ func badInputRows() []row {
 	return append(rows, rangeRows(hello, empty)...)
 }
 
-// rangeRows are the Range and conditional rows of §10 on "hello world"
+// rangeRows are the Range and conditional rows of docs/storage.md §10 on "hello world"
 // (N = 11) and the empty object.
 func rangeRows(hello, empty string) []row {
 	unsat := map[string]string{"Content-Range": "bytes */11"}

@@ -17,7 +17,7 @@ import (
 	"github.com/ronhq/ron/store/verified"
 )
 
-// Provider fallback of `ron get` (spec/storage.md §9, cluster.md §7).
+// Provider fallback of `ron get` (docs/storage.md §9, docs/cluster.md §7).
 const (
 	indexRole      = "index"
 	scopeIndexRead = "index:read"
@@ -112,14 +112,14 @@ func listProviders(ctx context.Context, c *client.Client, id store.ID, noCache b
 	return addrs, nil
 }
 
-// providerFetch is the verified transfer of spec/storage.md §4 across
+// providerFetch is the verified transfer of docs/storage.md §4 across
 // providers: the first valid chunk list fixes size and chunk hashes; every
 // chunk is checked before it is written, so a bad provider writes nothing
 // wrong, and the next one resumes at the first unwritten chunk with a
 // Range request. The whole digest is checked at the end: a provider whose
 // list matches its own wrong bytes is caught only there, and then counts as
 // failed when the destination can be rewound (a file); bytes already
-// written to a stream cannot be taken back (known v1 limit, §4).
+// written to a stream cannot be taken back (known v1 limit, docs/storage.md §4).
 type providerFetch struct {
 	id     store.ID
 	token  func(context.Context) (string, error)

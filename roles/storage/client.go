@@ -38,7 +38,7 @@ type ChunkList struct {
 // Client talks to a storage role. Other roles and the CLI depend on this
 // interface; HTTPClient is its HTTP implementation and LocalClient the
 // in-process one. Both behave alike: failures are *httpx.Error values with
-// the status, code and details of spec/storage.md (e.g. 404 not_found with
+// the status, code and details of docs/storage.md (e.g. 404 not_found with
 // details.reason "quarantined", 409 hash_mismatch, 413, 429, 503, 507).
 type Client interface {
 	// Put stores body (size bytes, -1 when unknown); want, when set, is the

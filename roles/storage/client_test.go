@@ -33,7 +33,7 @@ var clientImpls = []clientImpl{
 }
 
 // clientCase is one row of the table shared by LocalClient and HTTPClient
-// (ARCHITECTURE §1): the same calls must give the same results and errors.
+// (docs/architecture.md §1): the same calls must give the same results and errors.
 type clientCase struct {
 	name string
 	cfg  func(*Config)

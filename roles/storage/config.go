@@ -1,5 +1,5 @@
 // Package storage is ron's storage role: a BLAKE3 content-addressed object
-// store served over HTTP (spec/storage.md), its client interface with local and
+// store served over HTTP (docs/storage.md), its client interface with local and
 // HTTP implementations, and its CLI commands (put, get, cat, stat).
 package storage
 
@@ -13,7 +13,7 @@ import (
 	"github.com/ronhq/ron/runtime/config"
 )
 
-// Config is the [storage] section (spec/storage.md §7).
+// Config is the [storage] section (docs/storage.md §7).
 type Config struct {
 	Listen        string `koanf:"listen" help:"storage listener address (restart to change)"`
 	AdvertiseURL  string `koanf:"advertise_url" help:"URL other nodes use; derived from listen when empty"`
@@ -37,7 +37,7 @@ type Config struct {
 	SidecarCacheBytes  config.Size   `koanf:"sidecar_cache_bytes" help:"parsed sidecar LRU size"`
 	QuarantineKeep     time.Duration `koanf:"quarantine_keep" help:"how long quarantined files are kept"`
 
-	// Cluster mode only (spec/cluster.md §4, §8); restart to change.
+	// Cluster mode only (docs/cluster.md §4, §8); restart to change.
 	ReplicationFactor int         `koanf:"replication_factor" help:"copies of each object in cluster mode (1–5)"`
 	Redundancy        string      `koanf:"redundancy" help:"replicas, or ec (erasure coding: not built yet, writes keep replicas)"`
 	ECData            int         `koanf:"ec_data" help:"erasure coding data shards"`
@@ -77,12 +77,12 @@ func DefaultConfig() Config {
 // Redundancy modes (storage.redundancy).
 const (
 	RedundancyReplicas = "replicas"
-	// RedundancyEC is accepted by validation; erasure coding (spec/cluster.md
+	// RedundancyEC is accepted by validation; erasure coding (docs/cluster.md
 	// §8) is not built, so writes keep replicas.
 	RedundancyEC = "ec"
 )
 
-// Replication bounds (spec/cluster.md §10).
+// Replication bounds (docs/cluster.md §10).
 const (
 	MinReplicationFactor = 1
 	MaxReplicationFactor = 5
@@ -90,7 +90,7 @@ const (
 )
 
 // MaxProviderTTL is the longest provider record TTL an index accepts
-// (spec/index.md §4: ttl_s ≤ provider_ttl_max = 86400).
+// (docs/index.md §4: ttl_s ≤ provider_ttl_max = 86400).
 const MaxProviderTTL = 86400 * time.Second
 
 // Validate checks values that parse but make no sense.

@@ -20,7 +20,7 @@ import (
 )
 
 // TestWriteCheckOrder checks that the first failing check of
-// spec/storage.md §3 answers when several fail.
+// docs/storage.md §3 answers when several fail.
 func TestWriteCheckOrder(t *testing.T) {
 	tr := startRole(t, func(c *Config) { c.MaxObjectBytes = 100; c.QueueCapacity = 1 })
 	tr.put([]byte("hello world"), "")

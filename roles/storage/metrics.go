@@ -10,7 +10,7 @@ import (
 
 const roleName = "storage"
 
-// roleMetrics holds the storage role's own metrics (spec/storage.md §8).
+// roleMetrics holds the storage role's own metrics (docs/storage.md §8).
 type roleMetrics struct {
 	m *runtime.Metrics
 }

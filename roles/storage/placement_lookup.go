@@ -15,7 +15,7 @@ import (
 // errClusterOff answers a placement lookup on a node without cluster mode.
 var errClusterOff = httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "cluster mode is off: objects have no placement")
 
-// Placement answers GET /api/v1/cluster/placement/{b3} (spec/cluster.md §9):
+// Placement answers GET /api/v1/cluster/placement/{b3} (docs/cluster.md §9):
 // targets are the ids of top(RF, W, id) in choice order; holders are the
 // members of L (alive, or departed less than forget_after ago) that answer
 // POST /inventory/has with id, self included when it holds id locally,

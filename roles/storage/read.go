@@ -17,7 +17,7 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// maxRangeParts is storage's multi-range part cap (spec/storage.md §4).
+// maxRangeParts is storage's multi-range part cap (docs/storage.md §4).
 const maxRangeParts = 16
 
 // immutable is the Cache-Control of every content-addressed answer.

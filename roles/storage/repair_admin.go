@@ -78,7 +78,7 @@ func badRequest(msg string) error {
 	return httpx.NewError(http.StatusBadRequest, httpx.CodeBadRequest, "%s", msg)
 }
 
-// MountRepairAdmin registers the repair routes of spec/cluster.md §9 on the
+// MountRepairAdmin registers the repair routes of docs/cluster.md §9 on the
 // admin listener's /api/v1 group, behind mw (the admin check):
 // POST /repair/pace, POST /repair/run (202) and POST /repair/object (202).
 // They answer 404 with cluster mode off and 503 not_ready before Start.

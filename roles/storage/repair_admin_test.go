@@ -110,7 +110,7 @@ func detailsRepair(t *testing.T, r *Role) map[string]any {
 }
 
 // TestRepairDetailsShape: the status object has exactly the keys of
-// spec/cluster.md §9, eta_s and boost_until null when idle.
+// docs/cluster.md §9, eta_s and boost_until null when idle.
 func TestRepairDetailsShape(t *testing.T) {
 	tr, _ := startRepairRole(t, newKeys(t), "memory")
 	d := detailsRepair(t, tr.Role)

@@ -23,7 +23,7 @@ type repairFlags struct {
 }
 
 // RepairCommands returns `ron repair status|run|pace RATE --for DUR`
-// (spec/cluster.md §9): they talk to the admin listener (--admin HOST:PORT,
+// (docs/cluster.md §9): they talk to the admin listener (--admin HOST:PORT,
 // default the configured admin.listen) with --token, else $RON_TOKEN, else an
 // admin token minted from the local root key, else none (loopback).
 func RepairCommands(env cli.Env, getenv func(string) string) []*cobra.Command {

@@ -28,7 +28,7 @@ const (
 	repairUserAgent = "ron-storage-repair"
 )
 
-// Pull fetches id with the verified transfer of spec/storage.md §4 from the
+// Pull fetches id with the verified transfer of docs/storage.md §4 from the
 // index's providers, then from sources (T, then the other alive members),
 // skipping this node, and commits it as a normal write (announced). An id
 // held again by the time the pull runs moves nothing.

@@ -11,7 +11,7 @@ import (
 )
 
 // newRepairer builds the repair engine of a cluster-mode role over its
-// engine, peer client and announcer (spec/cluster.md §5). Start calls it
+// engine, peer client and announcer (docs/cluster.md §5). Start calls it
 // once the engine is open.
 func (r *Role) newRepairer() *repair.Repairer {
 	r.repairHTTP = newRepairHTTP(r.clusterConfig().ReplicaStallTimeout)
@@ -78,7 +78,7 @@ func (r *Role) ApplyCluster(c cluster.Config) error {
 	return nil
 }
 
-// queueRemaining queues a write's remaining copies (RF ≥ 3, spec/cluster.md
+// queueRemaining queues a write's remaining copies (RF ≥ 3, docs/cluster.md
 // §4 step 4) on the normal repair lane: one push of the local object id
 // (size bytes) per member id of targets; a full lane skips it (counted), and
 // the next pass finds it. A no-op with cluster mode off.
@@ -88,7 +88,7 @@ func (r *Role) queueRemaining(id store.ID, size int64, targets []string) {
 	}
 }
 
-// repairDetails is Details()["repair"]: the progress of spec/cluster.md §9,
+// repairDetails is Details()["repair"]: the progress of docs/cluster.md §9,
 // or nil with cluster mode off.
 func (r *Role) repairDetails() any {
 	rp := r.repair.Load()

@@ -14,7 +14,7 @@ import (
 )
 
 // maxCopyTargets is how many members a write tries for its synchronous copy
-// (spec/cluster.md §4 step 2).
+// (docs/cluster.md §4 step 2).
 const maxCopyTargets = 3
 
 // requiredCopies is Q = min(RF, 2).
@@ -41,7 +41,7 @@ func (m roleMetrics) replicaCopy(result string) {
 }
 
 // replicate makes sure a held object has its required copies
-// (spec/cluster.md §4 steps 2–7) and returns the "copies" of the reply: 0
+// (docs/cluster.md §4 steps 2–7) and returns the "copies" of the reply: 0
 // when cluster mode is off (no field), 1 for an honoured replica write (never
 // copied further) or RF 1, else Q. With RF ≥ 2 it fails with 503
 // upstream_unavailable (details copies 1, required 2, Retry-After 2) when
@@ -172,7 +172,7 @@ func (r *Role) copyAborted(ctx context.Context, err error) error {
 	return err
 }
 
-// missingCopy is the 503 of spec/cluster.md §4 step 3.
+// missingCopy is the 503 of docs/cluster.md §4 step 3.
 func (r *Role) missingCopy(id store.ID, why string) error {
 	r.log.Debug().Str("b3_prefix", id.Prefix()).Str("why", why).Msg("write refused: one copy only")
 	return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeUpstreamUnavailable,
@@ -180,7 +180,7 @@ func (r *Role) missingCopy(id store.ID, why string) error {
 		WithDetails(map[string]any{"copies": 1, "required": 2}).WithRetryAfter(2)
 }
 
-// queueRest queues the copies beyond Q for RF ≥ 3 (spec/cluster.md §4 step
+// queueRest queues the copies beyond Q for RF ≥ 3 (docs/cluster.md §4 step
 // 4) on the normal repair lane (skipped when full: the next pass finds them).
 func (r *Role) queueRest(info store.Info, p copyPlan, held map[string]bool, done string) {
 	if rest := remainingTargets(p, held, done); len(rest) > 0 {

@@ -11,7 +11,7 @@ import (
 )
 
 // replicaWrite reports whether a write's X-Ron-Replica: 1 is honoured
-// (spec/cluster.md §2, §4 step 6): only in cluster mode and only with a
+// (docs/cluster.md §2, §4 step 6): only in cluster mode and only with a
 // token allowing storage:replicate (the node token, or admin). Otherwise the
 // header is ignored and the write is an ordinary one; a token that fails
 // this check is not counted as an auth failure (the write's own scope

@@ -13,7 +13,7 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// Re-provide tuning (spec/storage.md §5).
+// Re-provide tuning (docs/storage.md §5).
 const (
 	reprovideBatch = 1000
 	// reprovideRate caps the inventory walk at 10 batches per second.
@@ -24,7 +24,7 @@ const (
 	reprovideRetry = 10 * time.Second
 	// reprovideSettle is how long after an index membership change a pass
 	// starts (cluster mode): a burst of joins costs one pass, and the index
-	// moves its own records after as long (spec/cluster.md §6).
+	// moves its own records after as long (docs/cluster.md §6).
 	reprovideSettle = 10 * time.Second
 )
 
@@ -32,7 +32,7 @@ const (
 // members (roles/storage/indexsink in cluster mode). With such a sink the
 // reprovider also starts a pass reprovideSettle after the alive index
 // members changed, since provider records then have new owners
-// (spec/storage.md §5).
+// (docs/storage.md §5).
 type IndexWatcher interface {
 	// IndexChanges returns a channel signalled (coalescing, never closed)
 	// after membership changes, and a cancel that stops the signals.

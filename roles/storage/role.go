@@ -23,7 +23,7 @@ import (
 	"github.com/ronhq/ron/store/memory"
 )
 
-// Probe and sweep cadence (spec/storage.md §6).
+// Probe and sweep cadence (docs/storage.md §6).
 const (
 	probeEvery    = 10 * time.Second
 	probeDeadline = 2 * time.Second
@@ -48,7 +48,7 @@ type Options struct {
 	Ops  func(e *echo.Echo) // mounts the shared ops routes; nil = none
 	// AnnounceOff explains why Sink is nil, for /api/v1/status.
 	AnnounceOff string
-	// Cluster is the membership in cluster mode (spec/cluster.md); nil =
+	// Cluster is the membership in cluster mode (docs/cluster.md); nil =
 	// cluster off: one copy, no replication, no repair.
 	Cluster cluster.Membership
 	// ClusterConfig holds the [cluster] keys (repair_*, drop_excess,
@@ -76,7 +76,7 @@ type Role struct {
 	lastProbe atomic.Int64 // unix ns of the last successful probe; 0 = none or failed
 	draining  atomic.Bool
 
-	// Cluster mode (spec/cluster.md §4–§5): the node-to-node client (replica
+	// Cluster mode (docs/cluster.md §4–§5): the node-to-node client (replica
 	// copies, inventory checks; nil with cluster mode off), the repair engine, its HTTP client
 	// for pulls and provider lookups, and the [cluster] keys of the last
 	// ApplyCluster. repair holds nil with cluster mode off and before Start.
@@ -228,7 +228,7 @@ func (r *Role) Stop(ctx context.Context) error {
 	return r.engine.Close()
 }
 
-// Ready reports the storage readiness of spec/storage.md §6.
+// Ready reports the storage readiness of docs/storage.md §6.
 func (r *Role) Ready(ctx context.Context) runtime.Readiness {
 	var rd runtime.Readiness
 	if r.draining.Load() {
@@ -295,7 +295,7 @@ func (r *Role) CheckApply(cfg any) error {
 	return r.announce.checkRetarget(*old, n)
 }
 
-// Apply hot-reloads the keys spec/storage.md §7 allows (limits, timeouts,
+// Apply hot-reloads the keys docs/storage.md §7 allows (limits, timeouts,
 // public_reads, min_free_bytes, provider_ttl, index_urls, index_token) and
 // rejects the rest by name. A new provider_ttl applies to the next announce
 // and re-provide pass.
@@ -321,7 +321,7 @@ func (r *Role) Apply(cfg any) error {
 
 // Details is the role's object in /api/v1/status. Its "announce" field is
 // "on: local index", "on: index_urls (N)" or "off: <reason>"; in cluster
-// mode "repair" holds the repair progress (spec/cluster.md §9).
+// mode "repair" holds the repair progress (docs/cluster.md §9).
 func (r *Role) Details() any {
 	st := r.engine.Stats()
 	free, _ := r.engine.Free()

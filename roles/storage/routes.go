@@ -13,18 +13,18 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// Scopes the storage role checks (ARCHITECTURE §6).
+// Scopes the storage role checks (docs/architecture.md §6).
 const (
 	scopeRead      = "storage:read"
 	scopeWrite     = "storage:write"
 	scopeAdmin     = "storage:admin"
 	scopeInventory = "storage:read_inventory"
 	// scopeReplicate is node-only: X-Ron-Replica is honoured only with it or
-	// admin (spec/cluster.md §2).
+	// admin (docs/cluster.md §2).
 	scopeReplicate = "storage:replicate"
 )
 
-// routes mounts every storage endpoint of spec/storage.md §2.
+// routes mounts every storage endpoint of docs/storage.md §2.
 func (r *Role) routes(e *echo.Echo) {
 	e.POST("/o", r.handlePost)
 	e.PUT("/o", r.handlePost)

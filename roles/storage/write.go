@@ -17,7 +17,7 @@ import (
 )
 
 // putReply is the JSON answer to a write. Copies is set in cluster mode
-// only (spec/cluster.md §4): single-node replies keep their shape.
+// only (docs/cluster.md §4): single-node replies keep their shape.
 type putReply struct {
 	CID     string `json:"cid"`
 	Size    int64  `json:"size"`
@@ -59,11 +59,11 @@ func (r *Role) write(c echo.Context, want *store.ID) error {
 // writeReq is one write as the HTTP handler and LocalClient describe it.
 type writeReq struct {
 	want     *store.ID   // PUT /o/{b3}: the id the body must hash to
-	header   http.Header // Content-Type and Content-Encoding (§3 step 4)
+	header   http.Header // Content-Type and Content-Encoding (docs/storage.md §3 step 4)
 	length   int64       // Content-Length; -1 when unknown
 	endpoint string      // route template, for metrics
 	body     *stallReader
-	replica  bool // an honoured X-Ron-Replica: stored locally only (cluster.md §4 step 6)
+	replica  bool // an honoured X-Ron-Replica: stored locally only (docs/cluster.md §4 step 6)
 }
 
 // putObject is putReplicated for callers that have no use for the copy
@@ -72,9 +72,9 @@ func (r *Role) putObject(ctx context.Context, w writeReq, reply func(store.Info,
 	return r.putReplicated(ctx, w, func(info store.Info, created bool, _ int) error { return reply(info, created) })
 }
 
-// putReplicated runs checks 4–9 of spec/storage.md §3 in order, before any
+// putReplicated runs checks 4–9 of docs/storage.md §3 in order, before any
 // body byte is read, then streams the body into the engine. In cluster mode
-// it then makes sure the required copies exist (spec/cluster.md §4). reply
+// it then makes sure the required copies exist (docs/cluster.md §4). reply
 // runs inside the PUT pool slot once the object is held (created or already
 // there) and replicated, after the record was queued for announcing; copies
 // is 0 when cluster mode is off. Errors are *httpx.Error values (503
@@ -133,7 +133,7 @@ func (r *Role) writable() error {
 }
 
 // writeMeta applies the Content-Encoding and Content-Type rules of
-// spec/storage.md §3 step 4.
+// docs/storage.md §3 step 4.
 func writeMeta(h http.Header) (store.Meta, error) {
 	if enc := strings.TrimSpace(h.Get("Content-Encoding")); enc != "" && !strings.EqualFold(enc, "identity") {
 		return store.Meta{}, httpx.NewError(http.StatusUnsupportedMediaType, httpx.CodeUnsupportedMedia,

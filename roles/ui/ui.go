@@ -1,5 +1,5 @@
 // Package ui is the node's status page, served by the admin listener at
-// /ui/ (ARCHITECTURE §7). The page is three embedded files (index.html,
+// /ui/ (docs/architecture.md §7). The page is three embedded files (index.html,
 // app.js, style.css) with no external assets and no build step: app.js polls
 // /api/v1/status, /readyz and /metrics every 2 s and renders roles,
 // readiness, queues, rejections, request rates and latency, storage,

@@ -64,7 +64,7 @@ const (
 	stateStopped
 )
 
-// Cluster is the gossip membership of this node (spec/cluster.md §2): a
+// Cluster is the gossip membership of this node (docs/cluster.md §2): a
 // memberlist instance, its delegates, and the table owner publishing
 // immutable Views. It implements Membership. New builds it, Start binds
 // gossip and makes the first join attempt, Run owns the table and the join

@@ -9,7 +9,7 @@ import (
 	"github.com/ronhq/ron/runtime/config"
 )
 
-// Config is the [cluster] section (spec/cluster.md §10). The storage role
+// Config is the [cluster] section (docs/cluster.md §10). The storage role
 // reads the repair_* keys, the index role the index_* keys.
 type Config struct {
 	Enabled             bool          `koanf:"enabled" help:"cluster mode: gossip membership, replicated writes, repair, index ownership"`
@@ -176,7 +176,7 @@ func (c Config) checkIndex() error {
 	return nil
 }
 
-// NodeScopes are the scopes of node-to-node tokens (spec/cluster.md §2), in
+// NodeScopes are the scopes of node-to-node tokens (docs/cluster.md §2), in
 // one caveat: writes, inventory and the node-only replicate scopes, plus
 // reads when reads are private.
 func NodeScopes(privateReads bool) []string {

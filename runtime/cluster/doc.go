@@ -1,4 +1,4 @@
-// Package cluster is ron's process-level membership (spec/cluster.md §2):
+// Package cluster is ron's process-level membership (docs/cluster.md §2):
 // hashicorp/memberlist gossip with node metadata (id, roles, role URLs,
 // zone), a membership table owned by one goroutine and read through
 // immutable View snapshots, and the [cluster] configuration section. Roles

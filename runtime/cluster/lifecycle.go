@@ -12,7 +12,7 @@ import (
 )
 
 // Stop's waits for its broadcasts: the leaving announcement, then
-// memberlist's leave (1 s, spec/cluster.md §2). Both usually end within a
+// memberlist's leave (1 s, docs/cluster.md §2). Both usually end within a
 // few gossip intervals.
 const (
 	announceTimeout = 500 * time.Millisecond

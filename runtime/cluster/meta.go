@@ -14,10 +14,10 @@ import (
 // MetaVersion is the only metadata version this build reads and writes.
 const MetaVersion = 1
 
-// MaxMetaSize is memberlist's NodeMeta limit (spec/cluster.md §2).
+// MaxMetaSize is memberlist's NodeMeta limit (docs/cluster.md §2).
 const MaxMetaSize = 512
 
-// Meta is a node's gossip metadata (memberlist NodeMeta, spec/cluster.md
+// Meta is a node's gossip metadata (memberlist NodeMeta, docs/cluster.md
 // §2): its id, enabled roles, each role's advertised base URL and its zone.
 type Meta struct {
 	V     int               `json:"v"`

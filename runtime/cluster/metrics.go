@@ -5,7 +5,7 @@ import (
 )
 
 // metricRole labels membership metrics: they are the process's, not a
-// role's (spec/cluster.md §11).
+// role's (docs/cluster.md §11).
 const metricRole = "node"
 
 // memberEvents are the values of ron_cluster_member_events_total{event}.

@@ -15,7 +15,7 @@ import (
 // the registry admission.
 const ownerTick = time.Second
 
-// joinBackoff paces join retries: 5 s doubling to 30 s (spec/cluster.md §2).
+// joinBackoff paces join retries: 5 s doubling to 30 s (docs/cluster.md §2).
 var joinBackoff = runtime.Backoff{Base: 5 * time.Second, Max: 30 * time.Second, Factor: 2, Jitter: 0.2}
 
 // Run owns the membership table until ctx ends or Stop is called: it turns

@@ -6,7 +6,7 @@ import (
 )
 
 // Status is the top-level "cluster" object of /api/v1/status in cluster
-// mode (spec/cluster.md §9).
+// mode (docs/cluster.md §9).
 type Status struct {
 	NodeID  string         `json:"node_id"`
 	Zone    string         `json:"zone"`

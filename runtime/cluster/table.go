@@ -33,7 +33,7 @@ func (e *entry) member(id string) Member {
 	return e.meta.member(e.state, e.since)
 }
 
-// table is the membership table (spec/cluster.md §2). It is owned by one
+// table is the membership table (docs/cluster.md §2). It is owned by one
 // goroutine and not safe for concurrent use; it never sees this node, which
 // the owner adds from the local metadata.
 type table struct {

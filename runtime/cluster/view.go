@@ -11,7 +11,7 @@ import (
 // State is a member's liveness as gossip sees it.
 type State string
 
-// Member states (spec/cluster.md §2): a departed member is dead (failed) or
+// Member states (docs/cluster.md §2): a departed member is dead (failed) or
 // left (said goodbye).
 const (
 	StateAlive State = "alive"
@@ -88,7 +88,7 @@ func (v *View) Alive(role string) []Member {
 }
 
 // AliveOrDepartedWithin returns the members running role that are alive or
-// departed less than d before now, by id (spec/cluster.md §3 sets P and L).
+// departed less than d before now, by id (docs/cluster.md §3 sets P and L).
 func (v *View) AliveOrDepartedWithin(role string, d time.Duration, now time.Time) []Member {
 	return v.filter(func(m Member) bool { return m.HasRole(role) && (m.Alive() || m.DepartedFor(now) < d) })
 }

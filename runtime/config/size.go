@@ -1,6 +1,6 @@
 // Package config loads ron's configuration: built-in defaults < TOML file <
 // RON_* environment < command-line flags that were set, with unknown keys
-// rejected (ARCHITECTURE §4). It is generic over the root config struct: keys
+// rejected (docs/architecture.md §4). It is generic over the root config struct: keys
 // are the `koanf` struct tags, joined with dots.
 package config
 

@@ -1,4 +1,4 @@
-// Package nodeid gives a ron node its identity (spec/storage.md §5): a ULID
+// Package nodeid gives a ron node its identity (docs/storage.md §5): a ULID
 // kept in <data_dir>/node.id, created durably on first use, or a fresh one
 // per process in amnesia mode.
 package nodeid

@@ -49,7 +49,7 @@ func unitKeys(t *testing.T, path string) map[string][]string {
 }
 
 // TestUnitsDeclareTheContract checks, without systemd, that both units
-// carry what ARCHITECTURE §3 and the operating issue ask of them.
+// carry what docs/architecture.md §3 and the operating issue ask of them.
 func TestUnitsDeclareTheContract(t *testing.T) {
 	for _, tc := range []struct{ file, state, config string }{
 		{"ron.service", "ron", "/etc/ron/ron.toml"},

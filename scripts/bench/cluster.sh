@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cluster benchmarks of ron (spec/cluster.md §13 benchmark goals), reported,
+# Cluster benchmarks of ron (docs/cluster.md §13 benchmark goals), reported,
 # never asserted:
 #
 #   1. Membership convergence: BENCH_REPEAT times, 5 nodes launched at once

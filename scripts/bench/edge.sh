@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Edge benchmarks of ron (spec/edge.md §14 "Benchmarks"), measured in one run
+# Edge benchmarks of ron (docs/edge.md §14 "Benchmarks"), measured in one run
 # on one machine against Debian nginx on loopback serving the same bytes:
 #
 #   1. tiles: warm tile hits. One ron (--roles edge,storage) mounts
@@ -16,7 +16,7 @@
 #      each request's scheduled send time (openloop); ron's p99 (goal < 5 ms),
 #      nginx's as the reference.
 #   4. ready: process start → /readyz 200 of `ron serve --amnesia --roles
-#      edge` with every valid fixture of shared/testdata mounted (basic
+#      edge` with every valid fixture of testdata/ mounted (basic
 #      verification), READY_REPEAT times (readytime); median (goal < 300 ms)
 #      and max. Then the packs Go benchmark (go test -bench PACKS_BENCH
 #      ./roles/edge/packs) when the package has one.
@@ -68,10 +68,9 @@ want() { [[ " $PARTS " == *" $1 "* ]]; }
 
 bench_workdir "$(mktemp -d /tmp/ron-bench-edge.XXXXXX)"
 BIN=$WORK/bin
-TESTDATA=$(cd "$REPO/.." && pwd)/shared/testdata
-[[ -d $TESTDATA/pmtiles ]] || TESTDATA=$(cd "$REPO/../.." && pwd)/shared/testdata
-[[ -d $TESTDATA/pmtiles ]] || die "shared/testdata not found beside the checkout"
-# The valid fixtures (spec/edge.md §14): each mounts under basic verification.
+TESTDATA=$REPO/testdata
+[[ -d $TESTDATA/pmtiles ]] || die "$TESTDATA/pmtiles missing: run from a complete checkout"
+# The valid fixtures (docs/edge.md §14): each mounts under basic verification.
 PMTILES_OK=(stamen_toner_z3 test_fixture_1 test_fixture_2 test_fixture_mlt)
 MBTILES_OK=(world_cities zoomed_world_cities geography-class-png uncompressed_mvt webp json bad_hash)
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Gateway benchmarks of ron (spec/gateway.md §12), reported as ratios and
+# Gateway benchmarks of ron (docs/gateway.md §12), reported as ratios and
 # percentiles measured in one run on one machine:
 #
 #   1. Forwarding cost: one amnesia ron with --roles storage,gateway

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Index benchmarks of ron (spec/index.md §16), reported as ratios and
+# Index benchmarks of ron (docs/index.md §16), reported as ratios and
 # percentiles measured in one run on one machine:
 #
 #   1. Cached GET /resolve/{name}: wrk against one ron (--roles=index,storage,

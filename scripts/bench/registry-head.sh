@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Registry benchmark B1 of ron (spec/registry.md §10): GET /registry/head on
+# Registry benchmark B1 of ron (docs/registry.md §10): GET /registry/head on
 # one `ron serve --amnesia --roles=registry` (rps = 0, the default) against
 # nginx serving the same bytes from a file on loopback. Both are driven with
 # `wrk --latency -tBENCH_THREADS -cBENCH_CONNS -dBENCH_DURATION`, the servers

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# All registry benchmarks of ron (issue 4 item 7, spec/registry.md §10), in one
+# All registry benchmarks of ron (issue 4 item 7, docs/registry.md §10), in one
 # run on one machine, reported as markdown on stdout:
 #
 #   B1  GET /registry/head throughput and p99 against nginx serving the same

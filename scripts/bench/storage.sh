@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Storage benchmarks of ron (spec/storage.md §11), reported as ratios against
+# Storage benchmarks of ron (docs/storage.md §11), reported as ratios against
 # reference tools measured in the same run on the same machine:
 #
 #   1. GET of a 4 KiB and a 1 MiB object: wrk against ron (/o/b3:…) and against

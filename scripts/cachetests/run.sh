@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the http-tests/cache-tests suite (npm http-cache-tests, pinned by
 # package-lock.json) against the edge's /assets shared cache, as
-# spec/edge.md §14 describes, prints the score (the number of passing
+# docs/edge.md §14 describes, prints the score (the number of passing
 # tests) and the failing test ids, and exits 1 when the score is below the
 # floor in FLOOR.
 #

@@ -2,7 +2,7 @@
 // canonicalize.mjs reads one JSON text on stdin and writes its RFC 8785
 // (JCS) form to stdout, with no trailing newline, using npm `canonicalize`.
 // The Go tests compare its bytes with descriptor.Canonicalize
-// (spec/registry.md §10, "npm canonicalize (RFC 8785) yields the same
+// (docs/registry.md §10, "npm canonicalize (RFC 8785) yields the same
 // bytes").
 //
 // Input that is not UTF-8 (checked strictly, a BOM is kept and so refused

@@ -7,7 +7,7 @@
 //
 // Reconnection is the library's own: it waits the server's `retry:` (2000 ms)
 // and resumes with the Last-Event-ID of the last event it saw
-// (spec/registry.md §2).
+// (docs/registry.md §2).
 //
 // Usage: node sse-client.mjs BASE_URL --count N --timeout-ms T
 //

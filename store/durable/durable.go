@@ -1,5 +1,5 @@
 // Package durable holds the file-system steps every acknowledged write in ron
-// is built from (ARCHITECTURE §8): write a file exclusively and fsync it,
+// is built from (docs/architecture.md §8): write a file exclusively and fsync it,
 // rename it into place without replacing anything, fsync the directory.
 package durable
 

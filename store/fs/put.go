@@ -28,7 +28,7 @@ func (e crashError) Error() string { return "fs: simulated crash: " + e.err.Erro
 func (e crashError) Unwrap() error { return e.err }
 
 // Put streams r into tmp/<ulid>.part while hashing it, then commits it as
-// described in storage.md §3: fsync the temp file; stop with created=false if
+// described in docs/storage.md §3: fsync the temp file; stop with created=false if
 // the object exists; write and rename the sidecar; rename the data without
 // replacing (a concurrent winner also yields created=false); fsync the shard
 // directory. On every error the temp file is removed and nothing is visible.

@@ -1,6 +1,6 @@
 // Package fs is the durable, on-disk BlobStore engine.
 //
-// Layout under the storage directory (storage.md §5):
+// Layout under the storage directory (docs/storage.md §5):
 //
 //	objects/<hex[0:2]>/<hex[2:4]>/<hex>       object bytes (0640)
 //	objects/<hex[0:2]>/<hex[2:4]>/<hex>.meta  sidecar

@@ -13,7 +13,7 @@ import (
 	"github.com/ronhq/ron/store/manifest"
 )
 
-// The test vector of index.md §2.
+// The test vector of docs/index.md §2.
 const (
 	vector   = `{"entries":{"hello.txt":{"id":"b3:d74981efa70a0c880b8d8c1985d075dbcbf679b99a5f9914e5aaf96b831a9e24","size":11,"type":"text/plain; charset=utf-8"}},"meta":{},"version":1}`
 	vectorID = "b3:ced5d8e546f32566fd3e768ca208299be821a2147db8894d04492243f22fa331"

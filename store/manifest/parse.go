@@ -15,7 +15,7 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// Parse decodes b as a ManifestV1 following the reader rules of index.md §2.
+// Parse decodes b as a ManifestV1 following the reader rules of docs/index.md §2.
 //
 // Accepted: one JSON object of at most MaxBytes, with any whitespace and key
 // order, holding "version" (the number 1, written exactly as 1), "entries"

@@ -3,6 +3,8 @@
 package storetest
 
 import (
+	"github.com/ronhq/ron/internal/fixtures"
+
 	"bytes"
 	"context"
 	"encoding/hex"
@@ -99,28 +101,6 @@ func MustID(t testing.TB, s string) store.ID {
 	return id
 }
 
-// TestdataDir returns the shared testdata directory: it walks up from the
-// working directory to the first directory holding shared/testdata (the
-// shared tree sits beside the checkout).
-func TestdataDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		p := filepath.Join(dir, "shared", "testdata")
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("shared/testdata not found above the working directory")
-		}
-		dir = parent
-	}
-}
-
 // Vector is one official BLAKE3 test vector: the unkeyed hash of
 // Pattern(InputLen).
 type Vector struct {
@@ -132,7 +112,7 @@ type Vector struct {
 // of each unkeyed hash).
 func OfficialVectors(t testing.TB) []Vector {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(TestdataDir(t), "blake3", "test_vectors.json"))
+	b, err := os.ReadFile(filepath.Join(fixtures.Dir(t), "blake3", "test_vectors.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

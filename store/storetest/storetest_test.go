@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"github.com/ronhq/ron/internal/fixtures"
+
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,7 +14,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestHelpers(t *testing.T) {
-	if _, err := os.Stat(filepath.Join(TestdataDir(t), "blake3", "test_vectors.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(fixtures.Dir(t), "blake3", "test_vectors.json")); err != nil {
 		t.Fatal(err)
 	}
 	p := Pattern(502)

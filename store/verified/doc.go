@@ -1,4 +1,4 @@
-// Package verified is the verified transfer of spec/storage.md §4: an
+// Package verified is the verified transfer of docs/storage.md §4: an
 // object's chunk list (GET /o/{b3}/chunks) is parsed strictly (ParseList),
 // and a stream of the object's bytes, whole or a chunk-aligned range, is read
 // through a Reader that releases each 64 KiB chunk only after it hashed to
@@ -8,7 +8,7 @@
 //
 // The list is authenticated by the id only once the whole object has been
 // hashed: a consumer that releases range data earlier trusts the provider's
-// list (the known v1 limitation of spec/storage.md §4).
+// list (the known v1 limitation of docs/storage.md §4).
 //
 // The package does no I/O of its own and starts no goroutines; callers bound
 // the underlying reads (deadlines, progress timers).

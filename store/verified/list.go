@@ -81,7 +81,7 @@ func (l List) Span(first, last int) (off, n int64) {
 
 // RangeHeader returns the Range request value that fetches chunks
 // first..last: "bytes=a-b" with a = first·64 KiB and b the span's last byte
-// (spec/storage.md §4). It returns "" for an empty or out-of-range span.
+// (docs/storage.md §4). It returns "" for an empty or out-of-range span.
 func (l List) RangeHeader(first, last int) string {
 	off, n := l.Span(first, last)
 	if n == 0 {

@@ -10,7 +10,7 @@ import (
 	"github.com/ronhq/ron/store/verified"
 )
 
-// Spec vectors (spec/storage.md §1): 102,400 bytes of i mod 251.
+// Spec vectors (docs/storage.md §1): 102,400 bytes of i mod 251.
 const (
 	vecID     = "b3:bc3e3d41a1146b069abffad3c0d44860cf664390afce4d9661f7902e7943e085"
 	vecChunk0 = "b3:68d647e619a930e7b1082f74f334b0c65a315725569bdc123f0ee11881717bfe"

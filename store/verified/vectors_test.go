@@ -9,7 +9,7 @@ import (
 	"github.com/ronhq/ron/store/verified"
 )
 
-// The spec/storage.md §1 chunked vector through ParseList and the Reader.
+// The docs/storage.md §1 chunked vector through ParseList and the Reader.
 func TestSpecVectorStream(t *testing.T) {
 	id := storetest.MustID(t, vecID)
 	l, err := verified.ParseList([]byte(vecList), id)
@@ -26,7 +26,7 @@ func TestSpecVectorStream(t *testing.T) {
 	}
 }
 
-// The official BLAKE3 vectors (shared/testdata/blake3): the Reader accepts
+// The official BLAKE3 vectors (testdata/blake3): the Reader accepts
 // each input whole against its official id and refuses it with any one
 // byte changed.
 func TestOfficialVectors(t *testing.T) {

@@ -27,7 +27,7 @@ type Options struct {
 const DefaultMaxVariants = 16
 
 // accessPersistInterval: an entry's access time is written to meta.db at
-// most this often (spec §8).
+// most this often (docs/edge.md §8).
 const accessPersistInterval = time.Minute
 
 // Stats is a snapshot of the cache's size.
@@ -122,7 +122,7 @@ func newCache(opt Options) *Cache {
 func (c *Cache) Memory() bool { return c.dir == "" }
 
 // StoreLimit returns the largest body that may be stored: fillMax, and in
-// memory mode also at most 1/16 of the current budget (spec §8 amnesia).
+// memory mode also at most 1/16 of the current budget (docs/edge.md §8 amnesia).
 // Larger bodies are relayed, not stored.
 func (c *Cache) StoreLimit(fillMax int64) int64 {
 	if !c.Memory() {

@@ -1,4 +1,4 @@
-// Package edgecache is the edge's one cache store (spec/edge.md §8): /o
+// Package edgecache is the edge's one cache store (docs/edge.md §8): /o
 // objects (a blob named by its id, plus its Content-Type) and /assets
 // entries (stored responses, one per variant of a key, each pointing at a
 // blob named by its BLAKE3), bounded by a byte budget with LRU eviction.

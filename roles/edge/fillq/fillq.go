@@ -1,10 +1,10 @@
-// Package fillq is the edge's one bounded work queue (spec/edge.md §7.5):
+// Package fillq is the edge's one bounded work queue (docs/edge.md §7.5):
 // every upstream request for GET or HEAD — cache misses, revalidations,
 // background revalidations and /o fills — is a Job on it, served by a fixed
 // pool of workers. Submit never waits: a full queue refuses the job (the
 // caller answers 429 busy), a closed one refuses it as draining.
 //
-// At shutdown (§9) Close stops intake and drops the queued jobs, Drain lets
+// At shutdown (docs/edge.md §9) Close stops intake and drops the queued jobs, Drain lets
 // the running ones finish until its ctx ends and then aborts them by
 // cancelling their ctx.
 package fillq
@@ -224,7 +224,7 @@ func (q *Queue) Drain(ctx context.Context) int {
 }
 
 // Degraded reports queue pressure with hysteresis: true from 80 % full
-// until the queue is below 50 % (readiness "edge:fill_queue", §9).
+// until the queue is below 50 % (readiness "edge:fill_queue", docs/edge.md §9).
 func (q *Queue) Degraded() bool {
 	q.updateDegraded()
 	return q.degraded.Load()

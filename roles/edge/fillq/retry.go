@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Retry backoff of an upstream GET or HEAD (spec/edge.md §7.5):
+// Retry backoff of an upstream GET or HEAD (docs/edge.md §7.5):
 // min(800 ms, 50 ms·2^n) + U[0, 50 ms] before retry n.
 const (
 	retryBase = 50 * time.Millisecond

@@ -9,7 +9,7 @@ import (
 
 // TestWindowsOnFakeClock walks one entry through its freshness,
 // stale-while-revalidate and stale-if-unreachable windows with the clock of
-// a synctest bubble (spec/edge.md §14: freshness, Age and stale-* windows
+// a synctest bubble (docs/edge.md §14: freshness, Age and stale-* windows
 // under testing/synctest).
 func TestWindowsOnFakeClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

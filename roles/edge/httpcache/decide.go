@@ -63,7 +63,7 @@ type Decision struct {
 func (d Decision) TTL() time.Duration { return d.Lifetime - d.Age }
 
 // Decide chooses how to answer a request given the stored response st that
-// Select picked for it (nil for none) at time now (spec/edge.md §7.4, RFC 9111
+// Select picked for it (nil for none) at time now (docs/edge.md §7.4, RFC 9111
 // §4, §5.2.1, RFC 5861 §3). Order: methods other than GET and HEAD bypass;
 // If-Match / If-Unmodified-Since forward; response no-cache or an
 // invalidated entry validate; request no-cache (or Pragma), max-age and

@@ -23,7 +23,7 @@ type Directive struct {
 }
 
 // Directives maps lower-case directive names to the first occurrence of each
-// (spec/edge.md §7.3: a repeated directive counts once, as its first
+// (docs/edge.md §7.3: a repeated directive counts once, as its first
 // occurrence). A nil Directives is empty.
 type Directives map[string]Directive
 
@@ -51,7 +51,7 @@ func (d Directives) Seconds(name string) (time.Duration, bool) {
 
 // lifetimeDirective returns max-age or s-maxage as a response lifetime: a
 // present directive with a bad or missing argument counts as 0 (RFC 9111
-// §4.2.1, spec/edge.md §7.3). present is false only when the directive is
+// §4.2.1, docs/edge.md §7.3). present is false only when the directive is
 // absent.
 func (d Directives) lifetimeDirective(name string) (lifetime time.Duration, present bool) {
 	if !d.Has(name) {
@@ -99,7 +99,7 @@ func ParseCacheControl(lines []string) Directives {
 
 // RequestDirectives returns the cache directives of a request: its
 // Cache-Control, plus `no-cache` when the request has `Pragma: no-cache` and
-// no Cache-Control field at all (RFC 9111 §5.4, spec/edge.md §7.4).
+// no Cache-Control field at all (RFC 9111 §5.4, docs/edge.md §7.4).
 func RequestDirectives(h http.Header) Directives {
 	lines := h.Values("Cache-Control")
 	d := ParseCacheControl(lines)

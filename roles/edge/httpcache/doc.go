@@ -1,5 +1,5 @@
 // Package httpcache is the pure decision logic of the edge's RFC 9111 shared
-// cache for live fill (spec/edge.md §7.2–7.4, §7.6): parsing of the caching
+// cache for live fill (docs/edge.md §7.2–7.4, §7.6): parsing of the caching
 // header fields, storability, freshness and age, the choice between serving,
 // revalidating and fetching, conditional revalidation, freshening from 304 and
 // HEAD responses, invalidation by unsafe methods, and the Age and Cache-Status

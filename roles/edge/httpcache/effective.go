@@ -18,11 +18,11 @@ const (
 )
 
 // cdnIntegerDirectives must carry an Integer ≥ 0 in CDN-Cache-Control, or the
-// whole field is invalid (spec/edge.md §7.3).
+// whole field is invalid (docs/edge.md §7.3).
 var cdnIntegerDirectives = []string{"max-age", "s-maxage", "stale-while-revalidate", "stale-if-error"}
 
 // Effective returns the directives that govern a response for the edge
-// (spec/edge.md §7.3): CDN-Cache-Control when it is a valid, non-empty
+// (docs/edge.md §7.3): CDN-Cache-Control when it is a valid, non-empty
 // RFC 8941 dictionary whose max-age, s-maxage and stale-* members are
 // Integers ≥ 0; Cache-Control otherwise.
 func Effective(h http.Header) (Directives, Source) {

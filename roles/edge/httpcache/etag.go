@@ -63,7 +63,7 @@ func (v Validators) Any() bool { return v.HasETag || v.HasLastModified }
 
 // ValidatorsOf reads the validators of a response header. Several ETag lines,
 // or one that is not a valid entity-tag, give no ETag validator and set
-// ETagInvalid (spec/edge.md §7.2, §13: stored without a validator).
+// ETagInvalid (docs/edge.md §7.2, §13: stored without a validator).
 func ValidatorsOf(h http.Header) Validators {
 	var v Validators
 	switch lines := h.Values("ETag"); len(lines) {

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// ParseAge returns the Age field of h (RFC 9111 §5.1, spec/edge.md §7.3): the
+// ParseAge returns the Age field of h (RFC 9111 §5.1, docs/edge.md §7.3): the
 // first member of the first line, digits only, saturating at 2^31 seconds.
 // ok is false when Age is absent or that member is not delta-seconds (the
 // field is then ignored).
@@ -34,7 +34,7 @@ func ParseExpires(h http.Header) (t time.Time, present, valid bool) {
 }
 
 // DateValue returns the Date of a response, or responseTime when Date is
-// missing, repeated or invalid (spec/edge.md §7.3, RFC 9110 §6.6.1).
+// missing, repeated or invalid (docs/edge.md §7.3, RFC 9110 §6.6.1).
 func DateValue(h http.Header, responseTime time.Time) time.Time {
 	if t, _, ok := singleDate(h, "Date"); ok {
 		return t

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// heuristicStatuses are cacheable by default (RFC 9110 §15.1, spec/edge.md §7.2).
+// heuristicStatuses are cacheable by default (RFC 9110 §15.1, docs/edge.md §7.2).
 var heuristicStatuses = []int{200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501}
 
 // HeuristicallyCacheable reports whether status is cacheable by default.
@@ -22,7 +22,7 @@ func containsInt(list []int, v int) bool {
 }
 
 // Lifetime returns the freshness lifetime of a response with this status
-// and header received at responseTime (spec/edge.md §7.3, RFC 9111
+// and header received at responseTime (docs/edge.md §7.3, RFC 9111
 // §4.2.1–4.2.2), from its effective directives: s-maxage, else max-age (a bad
 // argument counts as 0), else Expires − Date (only under Cache-Control; an
 // invalid Expires means 0), else — for a heuristically cacheable status or

@@ -15,7 +15,7 @@ var notEndToEnd = []string{
 }
 
 // notModifiedFields are the stored fields a 304 generated from an entry
-// carries (spec/edge.md §7.4, RFC 9110 §15.4.5).
+// carries (docs/edge.md §7.4, RFC 9110 §15.4.5).
 var notModifiedFields = []string{"Cache-Control", "Content-Location", "Date", "ETag", "Expires", "Last-Modified", "Vary"}
 
 // EndToEnd returns a copy of h, with canonical names, without the hop-by-hop

@@ -64,7 +64,7 @@ func Invalidates(method string, status int) bool {
 
 // Invalidations returns the keys whose stored variants must be invalidated
 // after the response (status, header h) to a request for upstream, an
-// origin-space URL under prefix (spec/edge.md §7.6, RFC 9111 §4.4): none
+// origin-space URL under prefix (docs/edge.md §7.6, RFC 9111 §4.4): none
 // unless Invalidates; else the request's own key, then the keys of the
 // Location and Content-Location values (resolved against upstream) that lie
 // under the same prefix; without duplicates.

@@ -20,7 +20,7 @@ func IsErrorStatus(status int) bool {
 }
 
 // ServeStaleOnFailure reports whether st may be served (stale) at now after
-// its revalidation failed with f (spec/edge.md §7.4, RFC 5861 §4, RFC 9111
+// its revalidation failed with f (docs/edge.md §7.4, RFC 5861 §4, RFC 9111
 // §4.2.4). Never for an invalidated entry or with no-cache, must-revalidate,
 // proxy-revalidate or s-maxage. Otherwise the staleness (age − lifetime, 0
 // while fresh) must be below one of the windows: the response's

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// CacheName is the cache identifier in Cache-Status (spec/edge.md §2).
+// CacheName is the cache identifier in Cache-Status (docs/edge.md §2).
 const CacheName = "ron-edge"
 
 // CacheStatus is one Cache-Status member (RFC 9211) in the two forms the edge

@@ -22,10 +22,10 @@ const (
 )
 
 // understoodStatuses are the statuses whose caching rules the edge implements,
-// for must-understand (RFC 9111 §5.2.2.3, spec/edge.md §7.2).
+// for must-understand (RFC 9111 §5.2.2.3, docs/edge.md §7.2).
 var understoodStatuses = []int{200, 203, 204, 300, 301, 302, 303, 307, 308, 404, 405, 410, 414, 501}
 
-// Storable decides whether the response resp to req may be stored (spec/edge.md
+// Storable decides whether the response resp to req may be stored (docs/edge.md
 // §7.2, RFC 9111 §3, §3.5). The body-completeness and streamed-size checks are
 // the caller's; here a known Content-Length above p.MaxBodyBytes refuses. The
 // result is ReasonStorable when the response may be stored.

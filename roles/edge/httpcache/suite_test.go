@@ -6,9 +6,9 @@ import (
 )
 
 // TestCacheTestsScenarios replays, through sim, scenarios of the
-// http-tests/cache-tests suite the edge is scored by (spec/edge.md §14). Each
+// http-tests/cache-tests suite the edge is scored by (docs/edge.md §14). Each
 // row is named after the suite's test id; "pause" steps are 3 s apart as in
-// the suite. Where spec/edge.md deliberately differs from the suite's
+// the suite. Where docs/edge.md deliberately differs from the suite's
 // preference the row says so.
 func TestCacheTestsScenarios(t *testing.T) {
 	d := httpDate

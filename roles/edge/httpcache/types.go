@@ -40,7 +40,7 @@ type Stored struct {
 	// named, in Vary order.
 	Selecting []Selected
 	// Invalidated marks an entry that must not be reused without a successful
-	// validation (RFC 9111 §4.3.5 HEAD mismatch, §4.4 invalidation): it is
+	// validation (RFC 9111 §4.3.5 HEAD mismatch, docs/edge.md §4.4 invalidation): it is
 	// never fresh and never served stale.
 	Invalidated bool
 }
@@ -56,7 +56,7 @@ func (s *Stored) Clone() *Stored {
 	return &c
 }
 
-// Policy holds the configuration the decisions depend on (spec/edge.md §10).
+// Policy holds the configuration the decisions depend on (docs/edge.md §10).
 type Policy struct {
 	// MaxBodyBytes: a response whose Content-Length exceeds it is not stored
 	// (fill_max_bytes, or the amnesia limit); ≤ 0 means no limit here.

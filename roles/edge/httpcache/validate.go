@@ -27,7 +27,7 @@ type Conditional struct {
 }
 
 // ConditionalHeaders builds the revalidation of st (RFC 9111 §4.3.1,
-// spec/edge.md §7.4).
+// docs/edge.md §7.4).
 func ConditionalHeaders(st *Stored) Conditional {
 	c := Conditional{Set: http.Header{}, Remove: slices.Clone(clientConditionals)}
 	v := ValidatorsOf(st.Header)
@@ -111,7 +111,7 @@ const (
 )
 
 // FreshenFromHead applies a HEAD response to a stored entry of the same key
-// (RFC 9111 §4.3.5, spec/edge.md §7.4): a 200 that could select st (Vary)
+// (RFC 9111 §4.3.5, docs/edge.md §7.4): a 200 that could select st (Vary)
 // freshens it when its ETag and Last-Modified equal the stored ones (both
 // absent counts as equal) and its Content-Length, when present, equals
 // st.BodyLen; otherwise st becomes Invalidated. The result is a new copy, or

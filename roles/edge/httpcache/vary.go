@@ -38,7 +38,7 @@ func ParseVary(h http.Header) (names []string, star bool) {
 }
 
 // NormalizedValue returns field name of h as Vary matching compares it
-// (spec/edge.md §7.4): all lines joined with ", ", whitespace around commas
+// (docs/edge.md §7.4): all lines joined with ", ", whitespace around commas
 // and at both ends removed. ok is false when the field is absent.
 func NormalizedValue(h http.Header, name string) (string, bool) {
 	lines := h.Values(name)

@@ -12,7 +12,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 )
 
-// TestBadInput covers the /assets rows of spec/edge.md §13 that end at the
+// TestBadInput covers the /assets rows of docs/edge.md §13 that end at the
 // edge.
 func TestBadInput(t *testing.T) {
 	bomb := gzipBomb(t, 20<<20)
@@ -87,7 +87,7 @@ func gzipBomb(t *testing.T, n int) []byte {
 	return b.Bytes()
 }
 
-// TestUnquotedETagStoredWithoutValidator: §13 "Origin ETag: abc
+// TestUnquotedETagStoredWithoutValidator: docs/edge.md §13 "Origin ETag: abc
 // (unquoted)" → stored, counted as etag_invalid, and never used to
 // revalidate.
 func TestUnquotedETagStoredWithoutValidator(t *testing.T) {
@@ -107,7 +107,7 @@ func TestUnquotedETagStoredWithoutValidator(t *testing.T) {
 	})
 }
 
-// TestRedirectRelayedNotFollowed: §13 "Origin 302 to another host" →
+// TestRedirectRelayedNotFollowed: docs/edge.md §13 "Origin 302 to another host" →
 // relayed to the client, never followed.
 func TestRedirectRelayedNotFollowed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -52,7 +52,7 @@ func TestHeadFromStoredGet(t *testing.T) {
 	})
 }
 
-// TestAgeFromOrigin: a received Age counts in the current age (§7.3).
+// TestAgeFromOrigin: a received Age counts in the current age (docs/edge.md §7.3).
 func TestAgeFromOrigin(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, envConfig{})
@@ -297,7 +297,7 @@ func TestNotStored(t *testing.T) {
 }
 
 // TestRangeFromStored: Range and conditionals on a stored 200 go through
-// the helpers (§2, §7.4).
+// the helpers (docs/edge.md §2, docs/edge.md §7.4).
 func TestRangeFromStored(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, envConfig{})

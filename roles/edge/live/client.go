@@ -13,14 +13,14 @@ import (
 )
 
 // errFillTimeout: the origin did not deliver its headers, or the next
-// 64 KiB of body, within fill_timeout (§7.5).
+// 64 KiB of body, within fill_timeout (docs/edge.md §7.5).
 var errFillTimeout = errors.New("live: origin fill timeout")
 
-// bodyChunk is the unit of the per-chunk body deadline (§7.5).
+// bodyChunk is the unit of the per-chunk body deadline (docs/edge.md §7.5).
 const bodyChunk = 64 << 10
 
 // originClient returns the origin client: c with redirects never followed,
-// or the §7.1 client when c is nil.
+// or the docs/edge.md §7.1 client when c is nil.
 func originClient(c *http.Client) *http.Client {
 	if c == nil {
 		c = &http.Client{Transport: newTransport()}

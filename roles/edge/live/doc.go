@@ -1,15 +1,15 @@
 // Package live is the edge's live fill at /assets/{origin}/{path...}
-// (spec/edge.md §7): an RFC 9111 shared cache in front of configured
+// (docs/edge.md §7): an RFC 9111 shared cache in front of configured
 // origins.
 //
 // The decisions (storability, freshness, revalidation, Vary, invalidation)
 // come from roles/edge/httpcache; bodies live in roles/edge/edgecache; every
 // upstream GET or HEAD runs as a job on the bounded work queue of
 // roles/edge/fillq. This package adds the I/O around them: the origin
-// mapping and client (§7.1), the upstream exchanges with their timeouts and
-// retries (§7.5), request coalescing with clients reading a fill while it
-// grows, serving stored responses through the httpx/ranges helpers (§7.4),
-// and forwarding of the other methods with invalidation (§7.6).
+// mapping and client (docs/edge.md §7.1), the upstream exchanges with their timeouts and
+// retries (docs/edge.md §7.5), request coalescing with clients reading a fill while it
+// grows, serving stored responses through the httpx/ranges helpers (docs/edge.md §7.4),
+// and forwarding of the other methods with invalidation (docs/edge.md §7.6).
 //
 // Concurrency: a request's handler goroutine never writes the cache; the
 // worker running its job does, at the origin's pace, and every client reads

@@ -16,7 +16,7 @@ import (
 // fillBuf is the read size of a fill.
 const fillBuf = 32 << 10
 
-// exchange is one upstream GET or HEAD on behalf of a request (§7.5); its
+// exchange is one upstream GET or HEAD on behalf of a request (docs/edge.md §7.5); its
 // run methods execute on a work-queue worker and publish to its flight.
 type exchange struct {
 	l          *Live
@@ -35,7 +35,7 @@ type exchange struct {
 }
 
 // send sends the exchange's request with retries; a revalidation is
-// conditional unless unconditional is set (the one refetch of §7.4).
+// conditional unless unconditional is set (the one refetch of docs/edge.md §7.4).
 func (x *exchange) send(ctx context.Context, unconditional bool) (*upstreamResp, error) {
 	h := forwardHeader(x.header, x.t.origin, x.peer)
 	if x.validate != nil {
@@ -85,7 +85,7 @@ func (x *exchange) runGet(ctx context.Context) {
 }
 
 // runHead is the worker side of a forwarded HEAD, never stored: a 200
-// freshens or invalidates the stored variants it could select (§7.4);
+// freshens or invalidates the stored variants it could select (docs/edge.md §7.4);
 // when it freshened the variant this request selects, the request is
 // answered from that entry (stored fields kept), else the origin's answer
 // is relayed.
@@ -156,7 +156,7 @@ func (x *exchange) revalidated(u *upstreamResp) bool {
 }
 
 // respond stores a storable GET response while its clients read it, or
-// passes it to the requesting client (§7.2, §7.5).
+// passes it to the requesting client (docs/edge.md §7.2, docs/edge.md §7.5).
 func (x *exchange) respond(u *upstreamResp, lookup string) {
 	req := httpcache.Request{Method: http.MethodGet, URL: x.t.canon, Header: x.header, Time: x.reqTime}
 	resp := x.response(u)
@@ -260,7 +260,7 @@ func (x *exchange) fail(err error) {
 	x.l.flights.remove(x.f)
 }
 
-// upstreamError is the answer to a failed exchange (§7.5): 504 timeout
+// upstreamError is the answer to a failed exchange (docs/edge.md §7.5): 504 timeout
 // for fill_timeout or the client's deadline, 503 draining when aborted at shutdown, else 502
 // upstream_unavailable.
 func upstreamError(err error) error {

@@ -63,7 +63,7 @@ type interimResp struct {
 	header http.Header
 }
 
-// flight is one upstream exchange that clients wait for (§7.5
+// flight is one upstream exchange that clients wait for (docs/edge.md §7.5
 // coalescing). The leader is the client whose request it sends; waiters
 // join while it is registered.
 type flight struct {
@@ -220,7 +220,7 @@ func (fs *flights) remove(f *flight) {
 	fs.mu.Unlock()
 }
 
-// flightKey is the coalescing key of a request (§7.5): the cache key plus,
+// flightKey is the coalescing key of a request (docs/edge.md §7.5): the cache key plus,
 // once a Vary is known from a stored variant, the request's values of the
 // fields it names.
 func flightKey(key string, variants []edgecache.Asset, h http.Header) string {

@@ -12,7 +12,7 @@ import (
 )
 
 // serveSafe answers a GET or HEAD: from the cache, after a revalidation,
-// or from the origin (spec/edge.md §7.4).
+// or from the origin (docs/edge.md §7.4).
 func (l *Live) serveSafe(k *call) error {
 	variants := l.cache.Variants(k.t.key)
 	a := pick(variants, k.r.Header)
@@ -79,7 +79,7 @@ func (k *call) serveStale(a *edgecache.Asset) error {
 }
 
 // fetch sends a GET upstream, coalesced with the requests for the same
-// key and Vary-selected values (§7.5). stale is the variant revalidated
+// key and Vary-selected values (docs/edge.md §7.5). stale is the variant revalidated
 // (nil on a miss).
 func (k *call) fetch(d httpcache.Decision, stale *edgecache.Asset, variants []edgecache.Asset) error {
 	f, leader := k.l.flights.join(flightKey(k.t.key, variants, k.r.Header))
@@ -264,7 +264,7 @@ func (k *call) serveOutcome(f *flight, o outcome, d httpcache.Decision, stale *e
 	return upstreamError(ns.err)
 }
 
-// submit puts an exchange on the work queue (§7.5): 429 busy when full,
+// submit puts an exchange on the work queue (docs/edge.md §7.5): 429 busy when full,
 // 503 draining when closed. A dropped job fails its flight.
 func (l *Live) submit(x *exchange, kind string, run func(context.Context)) error {
 	err := l.queue.Submit(fillq.Job{Kind: kind, Deadline: x.plan.deadline, Run: run,

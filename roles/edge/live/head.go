@@ -9,7 +9,7 @@ import (
 	"github.com/ronhq/ron/roles/edge/httpcache"
 )
 
-// forwardHead forwards a HEAD that no stored response answers (§7.4): it
+// forwardHead forwards a HEAD that no stored response answers (docs/edge.md §7.4): it
 // is relayed and not stored, never coalesced; stale is the variant whose
 // revalidation it replaces (served on failure when allowed).
 func (k *call) forwardHead(d httpcache.Decision, stale *edgecache.Asset) error {
@@ -26,7 +26,7 @@ func (k *call) forwardHead(d httpcache.Decision, stale *edgecache.Asset) error {
 }
 
 // revalidateLater queues one background revalidation of a, served stale
-// within stale-while-revalidate (§7.4), unless one is in flight already
+// within stale-while-revalidate (docs/edge.md §7.4), unless one is in flight already
 // or the queue has no room. Requests for the key meanwhile join it.
 func (k *call) revalidateLater(a edgecache.Asset, variants []edgecache.Asset) {
 	f, leader := k.l.flights.join(flightKey(k.t.key, variants, k.r.Header))

@@ -12,7 +12,7 @@ import (
 	"testing/synctest"
 )
 
-// TestForwardHeader: what the origin gets of the client's header (§7.5).
+// TestForwardHeader: what the origin gets of the client's header (docs/edge.md §7.5).
 func TestForwardHeader(t *testing.T) {
 	in := http.Header{
 		"Authorization":       {"Bearer secret"},

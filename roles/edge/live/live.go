@@ -17,7 +17,7 @@ import (
 	"github.com/ronhq/ron/runtime"
 )
 
-// Defaults applied to Settings values that are ≤ 0 (spec/edge.md §10).
+// Defaults applied to Settings values that are ≤ 0 (docs/edge.md §10).
 const (
 	DefaultFillMaxBytes = 64 << 20
 	DefaultFillTimeout  = 5 * time.Second
@@ -26,7 +26,7 @@ const (
 	DefaultBodyMaxBytes = 1 << 20
 )
 
-// Settings are the live-changeable /assets settings (spec/edge.md §10).
+// Settings are the live-changeable /assets settings (docs/edge.md §10).
 // Values ≤ 0 of FillMaxBytes, FillTimeout, MaxRanges, BodyMaxBytes,
 // DecodeMaxBytes and DecodeMaxRatio take their defaults;
 // HeuristicMaxTTL and StaleIfUnreachable are used as given.
@@ -37,7 +37,7 @@ type Settings struct {
 	HeuristicMaxTTL    time.Duration // cap of the 10 % heuristic
 	StaleIfUnreachable time.Duration // stale window when the origin cannot be reached
 	MaxRanges          int           // parts of a multipart/byteranges answer
-	BodyMaxBytes       int64         // request bodies forwarded to origins (§7.6)
+	BodyMaxBytes       int64         // request bodies forwarded to origins (docs/edge.md §7.6)
 	DecodeMaxBytes     int64         // decode guard on those bodies: absolute cap
 	DecodeMaxRatio     float64       // decode guard: ratio cap
 	// TrustedProxies are the peers (besides loopback and in-process
@@ -50,7 +50,7 @@ type Settings struct {
 type Options struct {
 	Cache *edgecache.Cache
 	Queue *fillq.Queue
-	// Client reaches the origins; nil builds the §7.1 client (system TLS
+	// Client reaches the origins; nil builds the docs/edge.md §7.1 client (system TLS
 	// roots, no proxy, transparent compression off). A given client must
 	// have compression off (Transport.DisableCompression); redirects are
 	// never followed whatever its CheckRedirect.
@@ -60,7 +60,7 @@ type Options struct {
 	Now     func() time.Time // nil = time.Now
 }
 
-// Live serves /assets (spec/edge.md §7). Safe for concurrent use.
+// Live serves /assets (docs/edge.md §7). Safe for concurrent use.
 type Live struct {
 	cache   *edgecache.Cache
 	queue   *fillq.Queue
@@ -134,8 +134,8 @@ func withDefaults(s Settings) Settings {
 func (l *Live) Close() { l.client.CloseIdleConnections() }
 
 // Serve answers every method on /assets/{origin}/{path...}: GET and HEAD
-// through the cache (§7.2–7.5), the others forwarded when the origin
-// allows it (§7.6). Errors are httpx envelopes, with details.reason where
+// through the cache (docs/edge.md §7.2–7.5), the others forwarded when the origin
+// allows it (docs/edge.md §7.6). Errors are httpx envelopes, with details.reason where
 // a ron_edge_rejects_total reason applies.
 func (l *Live) Serve(c echo.Context) error {
 	sn := l.set.Load()

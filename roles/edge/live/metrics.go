@@ -8,7 +8,7 @@ import (
 	"github.com/ronhq/ron/runtime"
 )
 
-// Label values of spec/edge.md §11.
+// Label values of docs/edge.md §11.
 const (
 	roleName    = "edge"
 	routeAssets = "/assets/{origin}/{path...}"

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Origin is one configured upstream of /assets (spec/edge.md §7.1, §10).
+// Origin is one configured upstream of /assets (docs/edge.md §7.1, §10).
 type Origin struct {
 	Name       string        // [a-z0-9][a-z0-9_-]{0,62}
 	URL        *url.URL      // from ParseOrigin: scheme, host and an optional path prefix
@@ -18,20 +18,20 @@ type Origin struct {
 	MaxTries   int           // attempts per upstream GET/HEAD (≤ 0 = 3)
 	// AllowInsecure permits an http:// URL on a loopback host.
 	AllowInsecure bool
-	// ForwardUnsafe forwards methods other than GET and HEAD (§7.6).
+	// ForwardUnsafe forwards methods other than GET and HEAD (docs/edge.md §7.6).
 	ForwardUnsafe bool
 	// ForwardAuthorization keeps the client's Authorization on requests
 	// to the origin.
 	ForwardAuthorization bool
 	// HonorRequestCacheControl applies the request's Cache-Control and
-	// Pragma (§7.4).
+	// Pragma (docs/edge.md §7.4).
 	HonorRequestCacheControl bool
 }
 
-// originNameRE is the §7.1 origin name.
+// originNameRE is the docs/edge.md §7.1 origin name.
 var originNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 
-// ParseOrigin validates an origin's name and URL (spec/edge.md §7.1) and
+// ParseOrigin validates an origin's name and URL (docs/edge.md §7.1) and
 // returns the URL: https:// with a host, no user info, query or fragment
 // (a path prefix is allowed); http:// only with allowInsecure and a
 // loopback host (127.0.0.0/8, ::1, localhost). The returned URL has a lower
@@ -55,7 +55,7 @@ func ParseOrigin(name, rawURL string, allowInsecure bool) (*url.URL, error) {
 	return u, nil
 }
 
-// checkOriginURL applies the §7.1 URL rules.
+// checkOriginURL applies the docs/edge.md §7.1 URL rules.
 func checkOriginURL(u *url.URL, raw string, allowInsecure bool) error {
 	switch {
 	case u.Opaque != "" || u.Host == "" || u.Hostname() == "":

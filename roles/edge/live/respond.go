@@ -16,7 +16,7 @@ import (
 )
 
 // serveStored answers the call from the stored response st with body src
-// (§7.4): a 200 goes through the Range/conditional helpers (If-Match and
+// (docs/edge.md §7.4): a 200 goes through the Range/conditional helpers (If-Match and
 // If-Unmodified-Since are never evaluated against an entry); another
 // status is sent whole. Headers are the stored ones plus Age and
 // Cache-Status cs. A body that fails before anything was written gives
@@ -87,7 +87,7 @@ func (k *call) writeWhole(st *httpcache.Stored, src source, size int64, age, cs 
 	return k.bodyDone(k.copier(src)(k.c.Response(), 0, size))
 }
 
-// write304 answers Not Modified from a stored response (§7.4).
+// write304 answers Not Modified from a stored response (docs/edge.md §7.4).
 func (k *call) write304(st *httpcache.Stored, age, cs string) error {
 	h := k.c.Response().Header()
 	maps.Copy(h, httpcache.NotModifiedHeader(st.Header))
@@ -136,7 +136,7 @@ func (k *call) serveGrowing(f *flight, st *httpcache.Stored, fol *edgecache.Foll
 }
 
 // relay sends an origin response that is not stored, streaming its body
-// (§7.5): end-to-end fields only, plus Age and Cache-Status cs.
+// (docs/edge.md §7.5): end-to-end fields only, plus Age and Cache-Status cs.
 func (k *call) relay(u *upstreamResp, cs string) error {
 	h := k.c.Response().Header()
 	copyHeader(h, httpcache.EndToEnd(u.resp.Header))
@@ -232,7 +232,7 @@ func (k *call) writeInterim(ir interimResp) {
 }
 
 // planRequest is r without If-Match and If-Unmodified-Since, which are
-// never evaluated against an entry (§7.4, RFC 9111 §4.3.2).
+// never evaluated against an entry (docs/edge.md §7.4, RFC 9111 §4.3.2).
 func planRequest(r *http.Request) *http.Request {
 	if len(r.Header.Values("If-Match")) == 0 && len(r.Header.Values("If-Unmodified-Since")) == 0 {
 		return r
@@ -244,7 +244,7 @@ func planRequest(r *http.Request) *http.Request {
 }
 
 // validatorsOf are the validators of a stored response for the helpers:
-// its valid ETag, its Last-Modified (else its Date, §7.4), strong when
+// its valid ETag, its Last-Modified (else its Date, docs/edge.md §7.4), strong when
 // Date is at least a second later (RFC 9110 §8.8.2.2).
 func validatorsOf(st *httpcache.Stored) ranges.Validators {
 	v := ranges.Validators{LastModified: httpcache.ModificationTime(st), StrongDate: httpcache.StrongLastModified(st)}

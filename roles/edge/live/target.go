@@ -8,10 +8,10 @@ import (
 	"github.com/ronhq/ron/httpx"
 )
 
-// assetsPrefix is where the live fill is mounted (spec/edge.md §1).
+// assetsPrefix is where the live fill is mounted (docs/edge.md §1).
 const assetsPrefix = "/assets/"
 
-// target is an /assets request mapped into origin space (§7.1).
+// target is an /assets request mapped into origin space (docs/edge.md §7.1).
 type target struct {
 	origin   Origin
 	rest     string // the escaped path below the origin, as the client sent it
@@ -46,7 +46,7 @@ func parseTarget(r *http.Request, origins map[string]Origin) (*target, error) {
 	return &target{origin: o, rest: rest, rawQuery: query, key: cacheKey(name, rest, query), send: send, canon: canon}, nil
 }
 
-// cacheKey is the /assets cache key of spec/edge.md §7.4.
+// cacheKey is the /assets cache key of docs/edge.md §7.4.
 func cacheKey(origin, rest, rawQuery string) string {
 	return origin + "/" + rest + "?" + rawQuery
 }

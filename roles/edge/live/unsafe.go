@@ -13,7 +13,7 @@ import (
 	"github.com/ronhq/ron/roles/edge/httpcache"
 )
 
-// forwardUnsafe forwards a method other than GET and HEAD (§7.6): once,
+// forwardUnsafe forwards a method other than GET and HEAD (docs/edge.md §7.6): once,
 // not queued, not retried, its body at most body_max_bytes and under the
 // decode guard; the answer is relayed, never stored, and a 2xx or 3xx
 // invalidates the stored variants of the request's key and of the keys

@@ -10,7 +10,7 @@ import (
 
 // TestForwardUnsafe: other methods are forwarded once with their body,
 // relayed, never stored; a 2xx/3xx invalidates the key and the keys named
-// by Location and Content-Location on the same origin (§7.6).
+// by Location and Content-Location on the same origin (docs/edge.md §7.6).
 func TestForwardUnsafe(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, envConfig{origin: func(o *Origin) { o.ForwardUnsafe = true; o.MaxTries = 3 }})

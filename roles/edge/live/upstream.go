@@ -15,7 +15,7 @@ import (
 	"github.com/ronhq/ron/runtime"
 )
 
-// viaValue is this hop's Via member (§7.5).
+// viaValue is this hop's Via member (docs/edge.md §7.5).
 const viaValue = "1.1 ron-edge"
 
 // peer is the client as the origin learns of it.
@@ -43,7 +43,7 @@ func peerOf(r *http.Request, trusted []netip.Prefix) peer {
 }
 
 // forwardHeader is the header sent to origin o for a client header in
-// (§7.5): its end-to-end fields without Authorization (unless
+// (docs/edge.md §7.5): its end-to-end fields without Authorization (unless
 // forward_authorization), X-Ron-*, Expect and Content-Length; Via and
 // X-Forwarded-For appended; no default User-Agent added.
 func forwardHeader(in http.Header, o Origin, p peer) http.Header {
@@ -88,7 +88,7 @@ type tryPlan struct {
 	interim  func(int, http.Header)
 }
 
-// roundTrip sends req with retries (§7.5): on an attempt timeout or a 503
+// roundTrip sends req with retries (docs/edge.md §7.5): on an attempt timeout or a 503
 // or 504, up to p.tries attempts, sleeping the backoff before each retry
 // while the client deadline allows it. The last response or error is
 // returned.
@@ -120,7 +120,7 @@ func retryable(u *upstreamResp, err error) bool {
 	return u.status() == http.StatusServiceUnavailable || u.status() == http.StatusGatewayTimeout
 }
 
-// failureOf classifies an exchange error for stale serving (§7.4): the
+// failureOf classifies an exchange error for stale serving (docs/edge.md §7.4): the
 // origin could not be reached (connect error, timeout, closed connection).
 func failureOf(err error) httpcache.Failure {
 	if err == nil || errors.Is(err, context.Canceled) {

@@ -1,5 +1,5 @@
 // Package mbtiles reads MBTiles tile packs (SQLite files) for the edge role
-// (spec/edge.md §4.2, §4.5, §6.2–6.4).
+// (docs/edge.md §4.2, §4.5, §6.2–6.4).
 //
 // Open checks the 16-byte SQLite header, opens the file read-only and
 // immutable (`file:<path>?mode=ro&immutable=1`; the role's watcher re-mounts
@@ -16,8 +16,8 @@
 // database takes a context, and a context that ends interrupts the SQLite
 // statement in progress. The package starts no goroutines of its own.
 //
-// The package gives the role what it needs to answer §6: the tile type
-// (TileType, the shared §6.2 table of package tiletype), the stored coding
+// The package gives the role what it needs to answer docs/edge.md §6: the tile type
+// (TileType, the shared docs/edge.md §6.2 table of package tiletype), the stored coding
 // of each tile (EncodingOf: `1f 8b` = gzip), the zoom range used for the
 // 404/204 decision, and the metadata-derived TileJSON fields (Bounds, Center,
 // VectorLayers). Deciding 204 for an absent tile inside the zoom range, 404

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// fixtureWant is what spec/edge.md §14 and testdata/SOURCES.md §4 say about
+// fixtureWant is what docs/edge.md §14 and testdata/SOURCES.md §4 say about
 // each martin fixture.
 type fixtureWant struct {
 	file          string

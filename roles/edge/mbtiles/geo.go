@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// MaxZoom is the highest zoom level a tile can have (spec/edge.md §6.1).
+// MaxZoom is the highest zoom level a tile can have (docs/edge.md §6.1).
 const MaxZoom = 31
 
 // Bounds is a west, south, east, north extent in WGS 84 degrees.
@@ -15,7 +15,7 @@ type Bounds struct {
 }
 
 // DefaultBounds is the Web Mercator world extent used when a pack's metadata
-// has no valid bounds (§6.4).
+// has no valid bounds (docs/edge.md §6.4).
 var DefaultBounds = Bounds{West: -180, South: -85.05112878, East: 180, North: 85.05112878}
 
 // Array returns b as the TileJSON [w, s, e, n].

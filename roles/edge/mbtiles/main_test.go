@@ -3,35 +3,20 @@ package mbtiles
 import (
 	"context"
 	"database/sql"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	testdata "github.com/ronhq/ron/internal/fixtures"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fixture returns the path of a file in shared/testdata/mbtiles, found by
-// walking up from the package directory to the folder holding
-// shared/testdata (the shared tree sits beside the checkout).
+// fixture returns the path of testdata/mbtiles/<name>.
 func fixture(t testing.TB, name string) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		p := filepath.Join(dir, "shared", "testdata", "mbtiles")
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			return filepath.Join(p, name)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("shared/testdata not found above the working directory")
-		}
-		dir = parent
-	}
+	return filepath.Join(testdata.Dir(t), "mbtiles", name)
 }
 
 // openT opens path with opt and registers Close.

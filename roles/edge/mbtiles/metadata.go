@@ -79,7 +79,7 @@ func (p *Pack) loadZoom(ctx context.Context) error {
 func zoomOf(v int64) int { return int(min(max(v, 0), MaxZoom)) }
 
 // loadType sets the tile type from metadata format, or else from the magic
-// bytes of one tile (§6.2).
+// bytes of one tile (docs/edge.md §6.2).
 func (p *Pack) loadType(ctx context.Context) error {
 	if t, ok := TypeFromFormat(p.meta["format"]); ok {
 		p.tileType = t

@@ -22,7 +22,7 @@ const sqliteMagic = "SQLite format 3\x00"
 
 // Defaults for Options fields left at zero.
 const (
-	DefaultQuickCheckMaxBytes = 64 << 20 // spec/edge.md §10 quick_check_max_bytes
+	DefaultQuickCheckMaxBytes = 64 << 20 // docs/edge.md §10 quick_check_max_bytes
 	DefaultMetadataMaxBytes   = 16 << 20
 )
 
@@ -102,7 +102,7 @@ func dsn(abs string) string {
 }
 
 // Open opens the MBTiles file at path and runs the basic verification of
-// spec/edge.md §4.2: the SQLite header, a read-only immutable open, the
+// docs/edge.md §4.2: the SQLite header, a read-only immutable open, the
 // tiles and metadata schema, and quick_check for files of at most
 // opt.QuickCheckMaxBytes. It then reads the metadata, the zoom range and the
 // tile type, and prepares the tile query. The returned Pack must be closed.

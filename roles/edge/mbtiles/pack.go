@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 )
 
-// tileQuery is the one prepared statement of spec/edge.md §4.5.
+// tileQuery is the one prepared statement of docs/edge.md §4.5.
 const tileQuery = `SELECT tile_data FROM tiles WHERE zoom_level=? AND tile_column=? AND tile_row=?`
 
 // Pack is an open MBTiles file. All methods are safe for concurrent use.
@@ -37,7 +37,7 @@ func (p *Pack) Path() string { return p.path }
 // Size is the file size in bytes at Open.
 func (p *Pack) Size() int64 { return p.size }
 
-// MinZoom and MaxZoom are the pack's zoom range (§4.5): metadata minzoom and
+// MinZoom and MaxZoom are the pack's zoom range (docs/edge.md §4.5): metadata minzoom and
 // maxzoom when valid, else the lowest and highest zoom_level of the tiles.
 // A tile request outside it is a 404; an absent tile inside it is a 204.
 func (p *Pack) MinZoom() int { return p.minZoom }
@@ -46,7 +46,7 @@ func (p *Pack) MinZoom() int { return p.minZoom }
 func (p *Pack) MaxZoom() int { return p.maxZoom }
 
 // TileType is the pack's tile type: from metadata format, else sniffed from
-// one tile at Open (§6.2).
+// one tile at Open (docs/edge.md §6.2).
 func (p *Pack) TileType() TileType { return p.tileType }
 
 // Metadata returns a copy of the metadata table (name → value).
@@ -59,13 +59,13 @@ func (p *Pack) MetadataValue(name string) (string, bool) {
 }
 
 // VectorLayers returns the vector_layers array of the metadata json value,
-// and false when there is none (§6.4). The bytes must not be modified.
+// and false when there is none (docs/edge.md §6.4). The bytes must not be modified.
 func (p *Pack) VectorLayers() (json.RawMessage, bool) {
 	return p.vectorLayers, p.vectorLayers != nil
 }
 
 // Bounds returns metadata bounds when valid (ParseBounds), else
-// DefaultBounds (§6.4).
+// DefaultBounds (docs/edge.md §6.4).
 func (p *Pack) Bounds() Bounds {
 	if b, ok := ParseBounds(p.meta["bounds"]); ok {
 		return b
@@ -75,7 +75,7 @@ func (p *Pack) Bounds() Bounds {
 
 // Center returns metadata center when valid (ParseCenter), else the middle
 // of Bounds. Its zoom is the metadata one clamped into [MinZoom, MaxZoom],
-// or MinZoom when absent (§6.4).
+// or MinZoom when absent (docs/edge.md §6.4).
 func (p *Pack) Center() Center {
 	c, hasZoom, ok := ParseCenter(p.meta["center"])
 	if !ok {

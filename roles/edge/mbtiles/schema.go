@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Required columns of the two MBTiles relations (spec/edge.md §4.2).
+// Required columns of the two MBTiles relations (docs/edge.md §4.2).
 var (
 	tilesColumns    = []string{"zoom_level", "tile_column", "tile_row", "tile_data"}
 	metadataColumns = []string{"name", "value"}

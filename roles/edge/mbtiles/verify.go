@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// VerifyFull runs the full verification level of spec/edge.md §4.2:
+// VerifyFull runs the full verification level of docs/edge.md §4.2:
 // quick_check whatever the file size; when a table tiles_with_hash exists,
 // every tile_hash must equal the hex MD5 of its tile_data; when metadata has
 // agg_tiles_hash, it must equal AggTilesHash. Hex digests compare
@@ -72,7 +72,7 @@ func (p *Pack) verifyTileHashes(ctx context.Context) error {
 	return nil
 }
 
-// AggTilesHash computes the aggregate tiles hash of §4.2 (martin's
+// AggTilesHash computes the aggregate tiles hash of docs/edge.md §4.2 (martin's
 // agg_tiles_hash): the MD5 over all rows of tiles ordered by zoom_level,
 // tile_column, tile_row of the text of z, x and y followed by tile_data (a
 // NULL contributes nothing), as upper-case hex. With no tiles it is the MD5

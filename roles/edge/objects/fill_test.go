@@ -155,7 +155,7 @@ func TestCorruptLastChunkAborts(t *testing.T) {
 	}
 }
 
-// TestCorruptOneChunk: the §13 row with a one-chunk object: every shape
+// TestCorruptOneChunk: the docs/edge.md §13 row with a one-chunk object: every shape
 // is a 502 upstream_unavailable with reason etag_invalid, never a body.
 func TestCorruptOneChunk(t *testing.T) {
 	data, id := pattern(36, 5000)

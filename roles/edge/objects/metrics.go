@@ -9,7 +9,7 @@ import (
 	"github.com/ronhq/ron/runtime"
 )
 
-// Metric label values (spec/edge.md §11).
+// Metric label values (docs/edge.md §11).
 const (
 	role = "edge"
 	// Route is the route template of GET|HEAD /o/{b3}: the route and

@@ -1,5 +1,5 @@
 // Package objects serves the edge's immutable objects, GET|HEAD /o/{b3}
-// (spec/edge.md §3): hits from the edge cache (package edgecache), misses
+// (docs/edge.md §3): hits from the edge cache (package edgecache), misses
 // filled from storage and then from index providers as one job per id on
 // the work queue (package fillq), every byte checked by the verified
 // transfer (package store/verified) before any client or the cache sees it.
@@ -39,7 +39,7 @@ type Source struct {
 	Prepare func(*http.Request)
 }
 
-// Limits are the live settings of /o (spec/edge.md §10).
+// Limits are the live settings of /o (docs/edge.md §10).
 type Limits struct {
 	FillMaxBytes int64         // larger objects are streamed, not stored
 	MaxProviders int           // providers tried after storage (0 = none)
@@ -117,7 +117,7 @@ func (o *Objects) limits() Limits {
 	return l
 }
 
-// Serve answers GET|HEAD /o/:b3 (spec/edge.md §3): 400 for a malformed id;
+// Serve answers GET|HEAD /o/:b3 (docs/edge.md §3): 400 for a malformed id;
 // 304 at once for an If-None-Match naming the object (412 for an If-Match
 // that does not); a hit from the cache; a miss filled through the work queue
 // (HEAD: asked of the sources, nothing filled). Errors are *httpx.Error

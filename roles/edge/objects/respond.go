@@ -18,7 +18,7 @@ import (
 // Header values of every object answer.
 const (
 	immutable = "public, max-age=31536000, immutable"
-	// statusHit is the Cache-Status of answers from the cache (§3).
+	// statusHit is the Cache-Status of answers from the cache (docs/edge.md §3).
 	statusHit = httpcache.CacheName + "; hit"
 )
 
@@ -107,7 +107,7 @@ type answer struct {
 }
 
 // respond answers the request with a through the Range/conditional helpers
-// (spec/edge.md §2). 412 and 416 come back as envelopes (416 with
+// (docs/edge.md §2). 412 and 416 come back as envelopes (416 with
 // Content-Range "bytes */N" and reason invalid_range). A failure after the
 // headers went out aborts the connection.
 func (o *Objects) respond(c echo.Context, a answer) error {

@@ -95,7 +95,7 @@ func (o *Objects) trySource(ctx context.Context, src *Source, id store.ID, lim L
 // retryAllowed sleeps before retry n unless that would pass deadline; false
 // when no retry may follow.
 func (o *Objects) retryAllowed(ctx context.Context, n int, deadline time.Time) bool {
-	d := fillq.RetryDelay(n) // §7.5
+	d := fillq.RetryDelay(n) // docs/edge.md §7.5
 	if !deadline.IsZero() && time.Now().Add(d).After(deadline) {
 		return false
 	}

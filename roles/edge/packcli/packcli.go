@@ -1,5 +1,5 @@
 // Package packcli is `ron pack verify` and `ron pack inspect`
-// (spec/edge.md §12): offline checks of one local pack file through the
+// (docs/edge.md §12): offline checks of one local pack file through the
 // same open-and-verify code the edge mounts with (packs.Open). They need no
 // server and no token.
 package packcli
@@ -32,7 +32,7 @@ func verifyCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify FILE [--full]",
 		Short: "Run the edge's mount checks on a pack file",
-		Long: "Runs the checks the edge runs before mounting a pack (spec/edge.md §4.2): the basic level, " +
+		Long: "Runs the checks the edge runs before mounting a pack (docs/edge.md §4.2): the basic level, " +
 			"or both levels with --full. Exit 0 when the pack is valid, 1 when it is not.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -1,6 +1,8 @@
 package packcli
 
 import (
+	"github.com/ronhq/ron/internal/fixtures"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -12,7 +14,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ronhq/ron/roles/cli"
-	"github.com/ronhq/ron/store/storetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -48,10 +49,10 @@ func run(args ...string) result {
 
 func fixture(t *testing.T, kind, name string) string {
 	t.Helper()
-	return filepath.Join(storetest.TestdataDir(t), kind, name)
+	return filepath.Join(fixtures.Dir(t), kind, name)
 }
 
-// verify: every fixture as spec/edge.md §14 says, at both levels; invalid
+// verify: every fixture as docs/edge.md §14 says, at both levels; invalid
 // packs exit 1 naming the reason.
 func TestVerify(t *testing.T) {
 	for _, c := range []struct {

@@ -11,7 +11,7 @@ import (
 	"github.com/ronhq/ron/roles/edge/pmtiles/pmtilestest"
 )
 
-// The pack rows of spec/edge.md §13: each archive is not mounted, is
+// The pack rows of docs/edge.md §13: each archive is not mounted, is
 // missing for readiness, and fails Open with the reader's error.
 func TestBadPMTiles(t *testing.T) {
 	good := archive(t, pyramid(2, 'g'), pmtilestest.Options{})
@@ -50,7 +50,7 @@ func TestBadPMTiles(t *testing.T) {
 }
 
 // MBTiles without tiles or metadata, or failing quick_check, are not
-// mounted (§13); quick_check above quick_check_max_bytes runs only at full.
+// mounted (docs/edge.md §13); quick_check above quick_check_max_bytes runs only at full.
 func TestBadMBTiles(t *testing.T) {
 	dir := t.TempDir()
 	const meta = `CREATE TABLE metadata (name TEXT, value TEXT)`

@@ -6,7 +6,7 @@ import (
 )
 
 // BenchmarkMountFixtures measures Mount (Start to mounted) of every valid
-// fixture, PMTiles and MBTiles, at the basic level (spec/edge.md §4.2,
+// fixture, PMTiles and MBTiles, at the basic level (docs/edge.md §4.2,
 // §14: < 300 ms).
 func BenchmarkMountFixtures(b *testing.B) {
 	dir := b.TempDir()

@@ -8,7 +8,7 @@ import (
 	"github.com/ronhq/ron/roles/edge/mbtiles"
 )
 
-// defaultBounds is the TileJSON default of spec/edge.md §6.4.
+// defaultBounds is the TileJSON default of docs/edge.md §6.4.
 var defaultBounds = mbtiles.DefaultBounds.Array()
 
 // describePMTiles fills the serving fields from the archive's header and
@@ -34,7 +34,7 @@ func (p *Pack) describePMTiles() {
 }
 
 // describeMBTiles fills the serving fields from the MBTiles pack (which
-// already applies the §6.4 defaults).
+// already applies the docs/edge.md §6.4 defaults).
 func (p *Pack) describeMBTiles() {
 	p.tileType = p.mb.TileType()
 	p.minZoom, p.maxZoom = p.mb.MinZoom(), p.mb.MaxZoom()

@@ -21,7 +21,7 @@ func openBuilt(t *testing.T, b []byte) *Pack {
 	return p
 }
 
-// PMTiles bounds and center (§6.4): header values when valid, the center
+// PMTiles bounds and center (docs/edge.md §6.4): header values when valid, the center
 // zoom clamped into the zoom range; otherwise the default bounds and their
 // midpoint at minzoom.
 func TestPMTilesGeo(t *testing.T) {
@@ -84,7 +84,7 @@ func TestPMTilesMetadata(t *testing.T) {
 	}
 }
 
-// Identity (§4.4): equal for copies keeping the mtime, different after a
+// Identity (docs/edge.md §4.4): equal for copies keeping the mtime, different after a
 // rewrite, and the MBTiles kind byte differs from PMTiles.
 func TestPackID(t *testing.T) {
 	dir := t.TempDir()

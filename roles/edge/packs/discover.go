@@ -9,10 +9,10 @@ import (
 	"strings"
 )
 
-// nameRE is the pack name rule of spec/edge.md §4.1.
+// nameRE is the pack name rule of docs/edge.md §4.1.
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
-// ValidName reports whether name is a valid pack name (§4.1).
+// ValidName reports whether name is a valid pack name (docs/edge.md §4.1).
 func ValidName(name string) bool { return nameRE.MatchString(name) }
 
 // KindOf returns the kind a file's extension names (".pmtiles" or
@@ -34,7 +34,7 @@ func NameOf(path string) string {
 }
 
 // ignored reports whether a folder entry is skipped by discovery: hidden
-// files and names ending in .tmp or .part (§4.1).
+// files and names ending in .tmp or .part (docs/edge.md §4.1).
 func ignored(base string) bool {
 	return strings.HasPrefix(base, ".") || strings.HasSuffix(base, ".tmp") || strings.HasSuffix(base, ".part")
 }
@@ -83,7 +83,7 @@ func dirCandidate(dir string, e os.DirEntry) (candidate, bool) {
 }
 
 // CheckFile reports why a listed pack file (Options.Files, the packs key)
-// cannot mount, judged by its path alone: a name that is not valid (§4.1)
+// cannot mount, judged by its path alone: a name that is not valid (docs/edge.md §4.1)
 // or an extension other than .pmtiles and .mbtiles. nil when neither.
 func CheckFile(path string) error { return listedCandidate(path).err }
 

@@ -1,5 +1,5 @@
 // Package packs finds, verifies, identifies, mounts and watches the edge's
-// tile packs (spec/edge.md §4.1–4.5): PMTiles archives read with package
+// tile packs (docs/edge.md §4.1–4.5): PMTiles archives read with package
 // pmtiles and MBTiles files read with package mbtiles, behind one Pack type.
 //
 // A Set owns the mounted packs. Mount discovers the `*.pmtiles` and

@@ -11,7 +11,7 @@ import (
 	"github.com/ronhq/ron/roles/edge/tiletype"
 )
 
-// What spec/edge.md §14 says of each fixture folder, per level.
+// What docs/edge.md §14 says of each fixture folder, per level.
 var fixtureOutcomes = []struct {
 	kind, level     string
 	mounted, failed []string
@@ -26,7 +26,7 @@ var fixtureOutcomes = []struct {
 		"zoomed_world_cities"}, []string{"bad_hash", "invalid"}},
 }
 
-// Every fixture mounts or fails as §14 lists, at both levels; failures are
+// Every fixture mounts or fails as docs/edge.md §14 lists, at both levels; failures are
 // missing for readiness, counted, and in Status.
 func TestFixtureOutcomes(t *testing.T) {
 	for _, c := range fixtureOutcomes {
@@ -75,7 +75,7 @@ func TestFixtureFailureReasons(t *testing.T) {
 	}
 }
 
-// The serving view of the PMTiles fixtures (§14).
+// The serving view of the PMTiles fixtures (docs/edge.md §14).
 func TestPMTilesFixturePacks(t *testing.T) {
 	s := mountSet(t, Options{Dir: fixtureDir(t, "pmtiles")})
 	ctx := context.Background()
@@ -120,7 +120,7 @@ func TestPMTilesFixturePacks(t *testing.T) {
 	}
 }
 
-// The serving view of the MBTiles fixtures (§14).
+// The serving view of the MBTiles fixtures (docs/edge.md §14).
 func TestMBTilesFixturePacks(t *testing.T) {
 	s := mountSet(t, Options{Dir: fixtureDir(t, "mbtiles")})
 	ctx := context.Background()

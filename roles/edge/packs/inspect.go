@@ -37,7 +37,7 @@ type Info struct {
 	Warnings    []string        `json:"warnings,omitempty"`
 }
 
-// HeaderInfo is a PMTiles header as printed (§5): offsets and lengths, the
+// HeaderInfo is a PMTiles header as printed (docs/edge.md §5): offsets and lengths, the
 // informative counts, and the decoded enums and positions.
 type HeaderInfo struct {
 	Version             uint8      `json:"version"`

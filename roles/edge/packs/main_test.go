@@ -1,6 +1,8 @@
 package packs
 
 import (
+	"github.com/ronhq/ron/internal/fixtures"
+
 	"bytes"
 	"context"
 	"database/sql"
@@ -15,18 +17,17 @@ import (
 
 	"github.com/ronhq/ron/roles/edge/pmtiles/pmtilestest"
 	"github.com/ronhq/ron/runtime"
-	"github.com/ronhq/ron/store/storetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fixtureDir is shared/testdata/<kind>.
+// fixtureDir is testdata/<kind>.
 func fixtureDir(t testing.TB, kind string) string {
 	t.Helper()
-	return filepath.Join(storetest.TestdataDir(t), kind)
+	return filepath.Join(fixtures.Dir(t), kind)
 }
 
-// copyFixture copies a shared fixture into dir under name.
+// copyFixture copies a testdata fixture into dir under name.
 func copyFixture(t testing.TB, kind, file, dir, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(fixtureDir(t, kind), file))

@@ -43,7 +43,7 @@ func TestKindAndName(t *testing.T) {
 	}
 }
 
-// Discovery (§4.1): only *.pmtiles and *.mbtiles directly in the folder;
+// Discovery (docs/edge.md §4.1): only *.pmtiles and *.mbtiles directly in the folder;
 // hidden, .tmp and .part names skipped; folders ignored; invalid names and
 // duplicate stems are mount errors for that name; listed files join, once
 // even when also in the folder.
@@ -111,7 +111,7 @@ func TestSkip(t *testing.T) {
 	}
 }
 
-// CheckFile judges a listed file by its path: extension and name (§4.1).
+// CheckFile judges a listed file by its path: extension and name (docs/edge.md §4.1).
 func TestCheckFile(t *testing.T) {
 	for _, c := range []struct {
 		path string

@@ -32,8 +32,8 @@ var ErrChanged = errors.New("packs: file replaced while opening")
 var ErrUnknownKind = errors.New("packs: not a .pmtiles or .mbtiles file")
 
 // Open opens the pack file at path (kind from its extension) and runs the
-// checks of spec/edge.md §4.2 at opt.Verify's level. The pack's id is
-// computed from the opened file (§4.4). The caller closes the pack with
+// checks of docs/edge.md §4.2 at opt.Verify's level. The pack's id is
+// computed from the opened file (docs/edge.md §4.4). The caller closes the pack with
 // Close. Errors wrap the pmtiles or mbtiles package's errors (ErrInvalid,
 // ErrSchema, ErrCorrupt, …), ErrUnknownKind, ErrChanged, a file-system
 // error, or ctx's error.

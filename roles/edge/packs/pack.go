@@ -76,7 +76,7 @@ func (p *Pack) Name() string { return p.name }
 // Kind is the pack's file format.
 func (p *Pack) Kind() Kind { return p.kind }
 
-// ID is the pack id of spec/edge.md §4.4: 32 hex digits that change
+// ID is the pack id of docs/edge.md §4.4: 32 hex digits that change
 // whenever the file is replaced or rewritten.
 func (p *Pack) ID() string { return p.id }
 
@@ -89,16 +89,16 @@ func (p *Pack) Size() int64 { return p.stat.size }
 // ModTime is the file's mtime (Last-Modified).
 func (p *Pack) ModTime() time.Time { return p.stat.modTime() }
 
-// TileType is the pack's tile type (§6.2).
+// TileType is the pack's tile type (docs/edge.md §6.2).
 func (p *Pack) TileType() tiletype.Type { return p.tileType }
 
-// MinZoom is the lowest zoom of the pack's range (§4.5, §6.1).
+// MinZoom is the lowest zoom of the pack's range (docs/edge.md §4.5, docs/edge.md §6.1).
 func (p *Pack) MinZoom() int { return p.minZoom }
 
 // MaxZoom is the highest zoom of the pack's range.
 func (p *Pack) MaxZoom() int { return p.maxZoom }
 
-// Bounds is the TileJSON [w, s, e, n], with the §6.4 default when the pack
+// Bounds is the TileJSON [w, s, e, n], with the docs/edge.md §6.4 default when the pack
 // has none or an invalid one.
 func (p *Pack) Bounds() [4]float64 { return p.bounds }
 

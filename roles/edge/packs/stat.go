@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// fileStat is what the watcher compares between polls (spec/edge.md §4.3):
+// fileStat is what the watcher compares between polls (docs/edge.md §4.3):
 // size, mtime, device and inode, ctime.
 type fileStat struct {
 	size  int64

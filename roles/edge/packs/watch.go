@@ -28,14 +28,14 @@ type job struct {
 }
 
 // Mount discovers the packs and mounts them all at once, concurrently, at
-// the configured level (spec/edge.md §4.1–4.2). Packs that fail are
+// the configured level (docs/edge.md §4.1–4.2). Packs that fail are
 // recorded (Missing, Status). The error is only for a Dir that cannot be
 // read.
 func (s *Set) Mount(ctx context.Context) error {
 	return s.poll(ctx, true)
 }
 
-// Run polls every Options.Poll until ctx ends (§4.3) and returns nil. The
+// Run polls every Options.Poll until ctx ends (docs/edge.md §4.3) and returns nil. The
 // caller runs it as the role's "pack_watch" task and counts it
 // (ron_tasks_spawned_total / ron_tasks_canceled_total{kind="pack_watch"}).
 func (s *Set) Run(ctx context.Context) error {

@@ -8,7 +8,7 @@ import (
 )
 
 // MaxDirBytes caps a directory, compressed and decompressed, and the
-// metadata (spec/edge.md §5: 32 MiB).
+// metadata (docs/edge.md §5: 32 MiB).
 const MaxDirBytes = 32 << 20
 
 // NewDecoder returns a reader of the decompressed bytes of r.

@@ -6,7 +6,7 @@ import (
 	"sort"
 )
 
-// MaxDirEntries caps the entries of one directory (spec/edge.md §5).
+// MaxDirEntries caps the entries of one directory (docs/edge.md §5).
 const MaxDirEntries = 2_000_000
 
 // EntryBytes is what one cached entry counts against a DirCache budget.

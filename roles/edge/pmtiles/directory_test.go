@@ -26,7 +26,7 @@ func varints(vs ...uint64) []byte {
 
 func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
-// Every directory corruption rule of spec/edge.md §5, one row each.
+// Every directory corruption rule of docs/edge.md §5, one row each.
 func TestParseDirectoryErrors(t *testing.T) {
 	eleven := []byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}
 	tenthTwo := []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02}

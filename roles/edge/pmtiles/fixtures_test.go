@@ -14,7 +14,7 @@ import (
 	"github.com/ronhq/ron/roles/edge/pmtiles"
 )
 
-// stamen_toner_z3 (spec/edge.md §14, SOURCES.md §3): PNG, z0–3, 84 entries
+// stamen_toner_z3 (docs/edge.md §14, SOURCES.md §3): PNG, z0–3, 84 entries
 // for ids 0–84, the entry at 58 covering 58 and 59, uncompressed tiles,
 // metadata {}, and the tile locations recorded when the fixture was taken.
 func TestFixtureStamen(t *testing.T) {

@@ -28,7 +28,7 @@ var magic = []byte("PMTiles")
 // Compression is a PMTiles compression code (header bytes 97 and 98).
 type Compression uint8
 
-// Compression codes of the specification (§3.3).
+// Compression codes of the specification (docs/edge.md §3.3).
 const (
 	CompressionUnknown Compression = 0
 	CompressionNone    Compression = 1
@@ -55,7 +55,7 @@ func (c Compression) String() string {
 	return fmt.Sprintf("code %d", uint8(c))
 }
 
-// Coding maps c to the tile coding of spec/edge.md §6.3: none, gzip,
+// Coding maps c to the tile coding of docs/edge.md §6.3: none, gzip,
 // brotli, zstd; 0 and codes above 4 are tiletype.Unknown.
 func (c Compression) Coding() tiletype.Coding {
 	switch c {
@@ -79,7 +79,7 @@ func (c Compression) ContentEncoding() string { return c.Coding().ContentEncodin
 // TileType is the PMTiles tile type (header byte 99).
 type TileType uint8
 
-// Tile types of the specification (§3.2).
+// Tile types of the specification (docs/edge.md §3.2).
 const (
 	TileTypeUnknown TileType = 0
 	TileTypeMVT     TileType = 1
@@ -90,7 +90,7 @@ const (
 	TileTypeMLT     TileType = 6
 )
 
-// Type maps the header code to the shared tile type of spec/edge.md §6.2
+// Type maps the header code to the shared tile type of docs/edge.md §6.2
 // (codes 0–6 are equal; codes above 6 are tiletype.TypeUnknown).
 func (t TileType) Type() tiletype.Type {
 	if t <= TileTypeMLT {

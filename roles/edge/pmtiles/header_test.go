@@ -60,7 +60,7 @@ func TestHeaderRoundTrip(t *testing.T) {
 	}
 }
 
-// Every header rule of spec/edge.md §4.2, one row each.
+// Every header rule of docs/edge.md §4.2, one row each.
 func TestParseHeaderErrors(t *testing.T) {
 	enc := func(f func(*pmtiles.Header)) []byte {
 		h := validHeader()

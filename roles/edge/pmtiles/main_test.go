@@ -1,6 +1,8 @@
 package pmtiles_test
 
 import (
+	"github.com/ronhq/ron/internal/fixtures"
+
 	"bytes"
 	"context"
 	"os"
@@ -9,16 +11,15 @@ import (
 
 	"github.com/ronhq/ron/roles/edge/pmtiles"
 	"github.com/ronhq/ron/roles/edge/pmtiles/pmtilestest"
-	"github.com/ronhq/ron/store/storetest"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fixture reads shared/testdata/pmtiles/<name>.
+// fixture reads testdata/pmtiles/<name>.
 func fixture(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(storetest.TestdataDir(t), "pmtiles", name))
+	b, err := os.ReadFile(filepath.Join(fixtures.Dir(t), "pmtiles", name))
 	if err != nil {
 		t.Fatal(err)
 	}

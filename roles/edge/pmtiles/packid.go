@@ -7,7 +7,7 @@ import (
 	"github.com/zeebo/blake3"
 )
 
-// Pack kinds hashed into PackID (spec/edge.md §4.4 names a kind byte
+// Pack kinds hashed into PackID (docs/edge.md §4.4 names a kind byte
 // without fixing its values; these are ron's).
 const (
 	KindPMTiles byte = 'p'
@@ -17,7 +17,7 @@ const (
 // PackHeadBytes is how much of a file's start PackID hashes.
 const PackHeadBytes = 16384
 
-// PackID returns the pack id of spec/edge.md §4.4: the first 16 bytes (32
+// PackID returns the pack id of docs/edge.md §4.4: the first 16 bytes (32
 // hex) of BLAKE3(kind ‖ size as u64 LE ‖ mtime in ns as i64 LE ‖ head),
 // where head is the file's first min(size, 16 384) bytes; a longer head is
 // cut to PackHeadBytes.

@@ -48,7 +48,7 @@ type Reader struct {
 }
 
 // Open reads the header, root directory and metadata of the size-byte
-// archive behind ra and runs the basic checks of spec/edge.md §4.2: size ≥
+// archive behind ra and runs the basic checks of docs/edge.md §4.2: size ≥
 // 127, magic, version 3, every section within the file, the zoom and
 // compression rules (see ParseHeader and CheckBounds), the root directory
 // decodes with each entry inside its section (zero entries allowed), and the

@@ -139,7 +139,7 @@ func leafEntry(id, off uint64, n int) pmtiles.Entry {
 	return pmtiles.Entry{TileID: id, Offset: off, Length: uint32(n)}
 }
 
-// The PMTiles row of spec/edge.md §13 and the other basic-level checks:
+// The PMTiles row of docs/edge.md §13 and the other basic-level checks:
 // each archive fails Open with the right error.
 func TestOpenMalformed(t *testing.T) {
 	good := mustBuild(t, pyramid(2), pmtilestest.Options{LeafSize: 4})

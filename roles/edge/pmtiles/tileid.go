@@ -11,7 +11,7 @@ func zoomBase(z uint32) uint64 {
 var maxTileID = zoomBase(MaxZoom+1) - 1
 
 // TileID returns the PMTiles tile id of (z, x, y): (4^z − 1)/3 plus the
-// Hilbert index of (x, y) on the 2^z × 2^z grid (spec/edge.md §5). It returns
+// Hilbert index of (x, y) on the 2^z × 2^z grid (docs/edge.md §5). It returns
 // ErrInvalidTile when z > 31 or x or y ≥ 2^z.
 func TileID(z, x, y uint32) (uint64, error) {
 	if z > MaxZoom {

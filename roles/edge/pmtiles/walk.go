@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// VerifyFull runs the full checks of spec/edge.md §4.2: every leaf directory
+// VerifyFull runs the full checks of docs/edge.md §4.2: every leaf directory
 // reachable from the root decodes, is not empty, lies inside the leaf
 // section, and at most MaxLeafLevels levels deep; every tile entry lies
 // inside the tile-data section. Leaves are decoded directly, not through the

@@ -41,7 +41,7 @@ func manyRanges(n int) string {
 	return "bytes=" + strings.Join(parts, ",")
 }
 
-// The bad-input rows of spec §13 for tiles and packs.
+// The bad-input rows of docs/edge.md §13 for tiles and packs.
 func TestBadInput(t *testing.T) {
 	ev := newEnv(t, Settings{}, func(dir string) {
 		writeFile(t, dir, "p.pmtiles", archive500(t))
@@ -118,7 +118,7 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// The raw archive: headers of §4.6 and the bytes of the file.
+// The raw archive: headers of docs/edge.md §4.6 and the bytes of the file.
 func TestArchive(t *testing.T) {
 	ev := newEnv(t, Settings{TilesCacheControl: "public, max-age=5"}, fixtures(t, "stamen_toner_z3.pmtiles"))
 	p := ev.pack(t, "stamen_toner_z3")
@@ -181,7 +181,7 @@ type matrixCase struct {
 
 // The Range/conditional matrix of the raw archive, diffed against
 // net/http.ServeContent on the same bytes, ETag and Last-Modified, except
-// the cases where spec §2 deliberately differs, listed in deliberate with
+// the cases where docs/edge.md §2 deliberately differs, listed in deliberate with
 // their expected answers.
 func TestArchiveMatrixAgainstServeContent(t *testing.T) {
 	ev := newEnv(t, Settings{}, func(dir string) { writeFile(t, dir, "p.pmtiles", archive500(t)) })

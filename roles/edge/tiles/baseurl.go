@@ -9,7 +9,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 )
 
-// Forwarded headers honoured from trusted peers (§6.4).
+// Forwarded headers honoured from trusted peers (docs/edge.md §6.4).
 const (
 	headerFwdProto  = "X-Forwarded-Proto"
 	headerFwdHost   = "X-Forwarded-Host"
@@ -27,7 +27,7 @@ var (
 	fwdPrefixRE = regexp.MustCompile(`^(/[A-Za-z0-9._~-]+)+$`)
 )
 
-// baseURL is TileJSON's <base> (§6.4): public_url when set (without a
+// baseURL is TileJSON's <base> (docs/edge.md §6.4): public_url when set (without a
 // trailing "/"); else the scheme (https over TLS, or X-Forwarded-Proto
 // "http"/"https" from a trusted peer), the Host (or X-Forwarded-Host from a
 // trusted peer) and X-Forwarded-Prefix from a trusted peer. A trusted

@@ -1,4 +1,4 @@
-// Package tiles serves the edge's tile packs over HTTP (spec/edge.md §4.4,
+// Package tiles serves the edge's tile packs over HTTP (docs/edge.md §4.4,
 // §4.6 and §6):
 //
 //   - GET|HEAD /tiles/{name}/{z}/{x}/{y}.{ext}: one tile, with the pack's
@@ -9,7 +9,7 @@
 //     tile_max_decoded_bytes), 204 for an absent tile, 404 outside the
 //     pack's zoom range (details.reason "zoom").
 //   - GET|HEAD /tiles/{name}.json: TileJSON 3.0.0 with the base URL rules of
-//     §6.4 (public_url, else the request's scheme and Host, with the
+//     docs/edge.md §6.4 (public_url, else the request's scheme and Host, with the
 //     X-Forwarded-* headers of trusted peers).
 //   - GET|HEAD /packs: the JSON list of mounted packs, sorted by name.
 //   - GET|HEAD /packs/{name}.pmtiles: the raw archive with full Range

@@ -16,41 +16,17 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ronhq/ron/httpx"
+	testdata "github.com/ronhq/ron/internal/fixtures"
 	"github.com/ronhq/ron/roles/edge/packs"
 	"github.com/ronhq/ron/runtime"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// sharedTestdata returns shared/testdata/<kind>, found by walking up from
-// the package directory.
-func sharedTestdata(t testing.TB, kind string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		p := filepath.Join(dir, "shared", "testdata", kind)
-		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("shared/testdata not found above the working directory")
-		}
-		dir = parent
-	}
-}
-
-// copyFixture copies shared/testdata/<kind>/<file> into dir.
+// copyFixture copies testdata/<kind>/<file> into dir.
 func copyFixture(t testing.TB, dir, kind, file string) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(sharedTestdata(t, kind), file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, dir, file, b)
+	writeFile(t, dir, file, testdata.Read(t, kind, file))
 }
 
 // writeFile writes b to dir/name.

@@ -18,7 +18,7 @@ import (
 const archiveType = "application/vnd.pmtiles"
 
 // ServePacks answers GET|HEAD /packs (the listing) and
-// /packs/{name}.pmtiles (the raw archive, §4.6). Every other /packs path,
+// /packs/{name}.pmtiles (the raw archive, docs/edge.md §4.6). Every other /packs path,
 // /packs/{name}.mbtiles included, is 404 not_found.
 func (t *Tiles) ServePacks(c echo.Context) error {
 	listing, name, ok := parsePacksPath(c.Request().URL.EscapedPath())
@@ -48,7 +48,7 @@ func (t *Tiles) serveArchive(c echo.Context, name string) error {
 	return err
 }
 
-// packEntry is one element of the /packs listing (§4.6), fields in the
+// packEntry is one element of the /packs listing (docs/edge.md §4.6), fields in the
 // spec's order. Archive is null for MBTiles packs.
 type packEntry struct {
 	Name     string  `json:"name"`

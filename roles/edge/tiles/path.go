@@ -8,7 +8,7 @@ import (
 // MaxZoom is the deepest zoom a tile URL may name.
 const MaxZoom = 31
 
-// maxDigits is the longest z, x or y accepted (§6.1: 1–10 digits).
+// maxDigits is the longest z, x or y accepted (docs/edge.md §6.1: 1–10 digits).
 const maxDigits = 10
 
 // Kinds of /tiles request.

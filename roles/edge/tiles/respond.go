@@ -28,7 +28,7 @@ type body struct {
 }
 
 // serve answers the request for b through the Range/conditional helpers
-// (§2) and returns the status sent: 200, 206 or 304. 412 and 416 come back
+// (docs/edge.md §2) and returns the status sent: 200, 206 or 304. 412 and 416 come back
 // as error envelopes (416 with Content-Range "bytes */N" and reason
 // invalid_range). The caller has set the representation's other headers
 // (Content-Encoding, Vary). A failure after the headers went out aborts the

@@ -15,7 +15,7 @@ import (
 	"github.com/ronhq/ron/roles/edge/tiletype"
 )
 
-// ServeTiles answers GET|HEAD /tiles/* (§6): a tile at
+// ServeTiles answers GET|HEAD /tiles/* (docs/edge.md §6): a tile at
 // /tiles/{name}/{z}/{x}/{y}.{ext} or TileJSON at /tiles/{name}.json. Other
 // paths under /tiles are 404 not_found.
 func (t *Tiles) ServeTiles(c echo.Context) error {
@@ -208,7 +208,7 @@ func sentCoding(h http.Header, stored tiletype.Coding) tiletype.Coding {
 }
 
 // setVary adds Vary: Accept-Encoding when the stored tile is compressed
-// (§6.3).
+// (docs/edge.md §6.3).
 func setVary(h http.Header, stored tiletype.Coding) {
 	if stored.ContentEncoding() == "" {
 		return

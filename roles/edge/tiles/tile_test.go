@@ -86,7 +86,7 @@ func TestTilePNG(t *testing.T) {
 	}
 }
 
-// Accept-Encoding negotiation on a gzip tile (§6.3): the stored bytes with
+// Accept-Encoding negotiation on a gzip tile (docs/edge.md §6.3): the stored bytes with
 // Content-Encoding and the -gz ETag when gzip is acceptable, else the
 // decoded bytes with the plain ETag; Vary: Accept-Encoding either way.
 func TestTileEncoding(t *testing.T) {
@@ -264,7 +264,7 @@ func TestTileZoom(t *testing.T) {
 	}
 }
 
-// Ranges apply to tiles too (§2), on the representation sent.
+// Ranges apply to tiles too (docs/edge.md §2), on the representation sent.
 func TestTileRange(t *testing.T) {
 	ev := newEnv(t, Settings{}, fixtures(t, "test_fixture_1.pmtiles"))
 	u := "/tiles/test_fixture_1/0/0/0.mvt"

@@ -13,12 +13,12 @@ import (
 // Tile body cache: warm tile hits are answered from memory, with no read
 // of the pack and no per-request allocation for the body or its Content-Length
 // and ETag values. It is keyed by pack id and tile id: the pack id changes
-// whenever the file is replaced or rewritten (§4.4), so an entry can never
+// whenever the file is replaced or rewritten (docs/edge.md §4.4), so an entry can never
 // answer for another version of the pack, and entries of replaced packs
 // simply age out.
 const (
 	// TileCacheBytes bounds the cache: bodies plus entryOverhead each.
-	// There is no config key for it (spec/edge.md §10 has none); 16 MiB
+	// There is no config key for it (docs/edge.md §10 has none); 16 MiB
 	// holds the hot tiles of a typical map view many times over.
 	TileCacheBytes = 16 << 20
 	// maxCachedTile: larger tiles are read each time (1/64 of the budget,

@@ -12,9 +12,9 @@ import (
 	"github.com/ronhq/ron/roles/edge/tiletype"
 )
 
-// tileJSON is the TileJSON 3.0.0 document of §6.4, fields in the spec's
+// tileJSON is the TileJSON 3.0.0 document of docs/edge.md §6.4, fields in the spec's
 // order. description, version and attribution appear when the metadata has
-// them as strings; vector_layers as §6.4 says (see vectorLayers).
+// them as strings; vector_layers as docs/edge.md §6.4 says (see vectorLayers).
 type tileJSON struct {
 	TileJSON     string          `json:"tilejson"`
 	Name         string          `json:"name"`

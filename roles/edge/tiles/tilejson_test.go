@@ -38,7 +38,7 @@ func keys(t *testing.T, b []byte) []string {
 	return out
 }
 
-// TileJSON per §6.4 for each kind of fixture: values, field order,
+// TileJSON per docs/edge.md §6.4 for each kind of fixture: values, field order,
 // vector_layers rules, ETag "tj-<32 hex of BLAKE3(body)>", Vary.
 func TestTileJSONFixtures(t *testing.T) {
 	ev := newEnv(t, Settings{}, fixtures(t, "stamen_toner_z3.pmtiles", "test_fixture_1.pmtiles",
@@ -124,7 +124,7 @@ func TestTileJSONVectorLayersDefault(t *testing.T) {
 	}
 }
 
-// The base URL rules of §6.4.
+// The base URL rules of docs/edge.md §6.4.
 func TestTileJSONBaseURL(t *testing.T) {
 	trusted := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8")}
 	for _, c := range []struct {
@@ -195,7 +195,7 @@ func TestTileJSONBaseURL(t *testing.T) {
 	}
 }
 
-// The /packs listing of §4.6: sorted by name, archive null for MBTiles.
+// The /packs listing of docs/edge.md §4.6: sorted by name, archive null for MBTiles.
 func TestListing(t *testing.T) {
 	ev := newEnv(t, Settings{}, fixtures(t, "test_fixture_1.pmtiles", "world_cities.mbtiles", "stamen_toner_z3.pmtiles"))
 	w := ev.get("/packs")

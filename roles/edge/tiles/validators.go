@@ -12,10 +12,10 @@ import (
 	"github.com/ronhq/ron/roles/edge/tiletype"
 )
 
-// packETag is a pack's ETag: "pk-<id>" (§4.4).
+// packETag is a pack's ETag: "pk-<id>" (docs/edge.md §4.4).
 func packETag(packID string) string { return `"pk-` + packID + `"` }
 
-// tileETag is a tile's ETag (§4.4): "pk-<pack id>-<tile id>", plus the
+// tileETag is a tile's ETag (docs/edge.md §4.4): "pk-<pack id>-<tile id>", plus the
 // coding's suffix when the stored bytes are sent content-encoded.
 func tileETag(packID string, tileID uint64, sent tiletype.Coding) string {
 	b := make([]byte, 0, 48+len(packID))
@@ -36,7 +36,7 @@ func hashETag(prefix string, body []byte) string {
 
 // validators are the validators of a pack-derived representation: the
 // file's mtime, replaced by the response's Date when later (RFC 9110
-// §8.8.2.1), never a strong date (§2: a file can be rewritten twice within
+// §8.8.2.1), never a strong date (docs/edge.md §2: a file can be rewritten twice within
 // one second).
 func validators(etag string, mtime, date time.Time) ranges.Validators {
 	return ranges.Validators{ETag: etag, LastModified: clampMTime(mtime, date)}

@@ -11,7 +11,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// Coding is how a tile's bytes are stored (spec/edge.md §6.3).
+// Coding is how a tile's bytes are stored (docs/edge.md §6.3).
 type Coding uint8
 
 // Codings. Unknown is PMTiles tile compression 0: the bytes are served as
@@ -64,7 +64,7 @@ func (c Coding) ContentEncoding() string {
 }
 
 // ETagSuffix is appended to a tile's ETag when its bytes are sent
-// content-encoded (§4.4): "-gz", "-br", "-zst"; "" for None and Unknown.
+// content-encoded (docs/edge.md §4.4): "-gz", "-br", "-zst"; "" for None and Unknown.
 func (c Coding) ETagSuffix() string {
 	switch c {
 	case Gzip:
@@ -77,7 +77,7 @@ func (c Coding) ETagSuffix() string {
 	return ""
 }
 
-// SniffCoding reports how an MBTiles tile is stored (§4.5): Gzip when its first
+// SniffCoding reports how an MBTiles tile is stored (docs/edge.md §4.5): Gzip when its first
 // bytes are 1f 8b, otherwise None.
 func SniffCoding(tile []byte) Coding {
 	if bytes.HasPrefix(tile, magicGzip) {

@@ -1,5 +1,5 @@
-// Package tiletype holds the one table of tile types of spec/edge.md §6.2
-// and the content codings of §6.3, shared by both kinds of pack (PMTiles and
+// Package tiletype holds the one table of tile types of docs/edge.md §6.2
+// and the content codings of docs/edge.md §6.3, shared by both kinds of pack (PMTiles and
 // MBTiles) and by the tile-serving code.
 //
 // A Type says what a tile is: its Content-Type, the URL extensions accepted
@@ -7,7 +7,7 @@
 // header tile-type codes; JSON (7) exists only for MBTiles (format "json").
 // A Coding says how a tile's bytes are stored (none, gzip, brotli, zstd or
 // unknown): the Content-Encoding they are sent with, the suffix their ETag
-// gets when sent content-encoded (§4.4), and how to decode them under a size
+// gets when sent content-encoded (docs/edge.md §4.4), and how to decode them under a size
 // cap when the client does not accept the coding.
 //
 // The package has no state and starts no goroutines.

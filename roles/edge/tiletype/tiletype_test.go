@@ -16,7 +16,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// The §6.2 table, row by row, plus out-of-range values.
+// The docs/edge.md §6.2 table, row by row, plus out-of-range values.
 func TestTypeTable(t *testing.T) {
 	for _, c := range []struct {
 		typ       tiletype.Type

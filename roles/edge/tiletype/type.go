@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Type is a pack's tile type (spec/edge.md §6.2). 0–6 are the PMTiles v3
+// Type is a pack's tile type (docs/edge.md §6.2). 0–6 are the PMTiles v3
 // tile-type codes; JSON is MBTiles-only.
 type Type uint8
 
@@ -28,7 +28,7 @@ type typeInfo struct {
 	exts        []string
 }
 
-// types is the §6.2 table; an index out of range reads as TypeUnknown.
+// types is the docs/edge.md §6.2 table; an index out of range reads as TypeUnknown.
 var types = [...]typeInfo{
 	TypeUnknown: {"unknown", "application/octet-stream", nil},
 	TypeMVT:     {"mvt", "application/vnd.mapbox-vector-tile", []string{"mvt", "pbf"}},
@@ -69,7 +69,7 @@ func (t Type) AcceptsExt(ext string) bool {
 }
 
 // TileJSONExt is the extension used in TileJSON tile URLs: the first of
-// Extensions, or "bin" for TypeUnknown (§6.4).
+// Extensions, or "bin" for TypeUnknown (docs/edge.md §6.4).
 func (t Type) TileJSONExt() string {
 	if exts := t.Extensions(); len(exts) > 0 {
 		return exts[0]
@@ -114,7 +114,7 @@ var (
 )
 
 // Sniff guesses a tile type from a tile's first bytes, for MBTiles packs
-// whose metadata has no format (§6.2): PNG (89 50 4E 47), JPEG (FF D8 FF),
+// whose metadata has no format (docs/edge.md §6.2): PNG (89 50 4E 47), JPEG (FF D8 FF),
 // WebP ("RIFF", then "WEBP" at byte 8), gzip (1f 8b) → MVT; anything else,
 // including no tile (nil), → TypeUnknown.
 func Sniff(head []byte) Type {

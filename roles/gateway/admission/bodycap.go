@@ -7,7 +7,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 )
 
-// ErrBodyCap is the answer to a body over its cap (spec/gateway.md §3.1):
+// ErrBodyCap is the answer to a body over its cap (docs/gateway.md §3.1):
 // 413 payload_too_large with details.limit "body_cap". BodyCap and CapReader
 // return this very value, so errors.Is works through wrapping.
 var ErrBodyCap = httpx.NewError(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge, "request body over the size cap").

@@ -8,7 +8,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 )
 
-// Request-Timeout bounds (spec/gateway.md §3.8) and the default forward
+// Request-Timeout bounds (docs/gateway.md §3.8) and the default forward
 // deadline (forward_timeout).
 const (
 	MinRequestTimeout     = time.Millisecond
@@ -23,7 +23,7 @@ var ErrRequestTimeout = httpx.NewError(http.StatusBadRequest, httpx.CodeBadReque
 	WithDetails(map[string]any{"header": "Request-Timeout"})
 
 // RequestDeadline is the forward deadline of a request that arrived at
-// arrival (spec/gateway.md §3.8): arrival + forward, or arrival + the
+// arrival (docs/gateway.md §3.8): arrival + forward, or arrival + the
 // request's Request-Timeout when that is shorter; queue wait counts.
 // forward ≤ 0 means DefaultForwardTimeout. A Request-Timeout that is
 // present but not one decimal number of seconds from 0.001 to 3600 (digits,

@@ -2,7 +2,7 @@ package admission
 
 import "strings"
 
-// Tenant label values (spec/gateway.md §10): listed tenants keep their id.
+// Tenant label values (docs/gateway.md §10): listed tenants keep their id.
 const (
 	// MaxListedLabels is how many listed tenant ids get a label of their own.
 	MaxListedLabels = 256
@@ -11,7 +11,7 @@ const (
 	LabelOther      = "other"   // every other tenant
 )
 
-// Labeler applies the tenant label rule of spec/gateway.md §10. It is
+// Labeler applies the tenant label rule of docs/gateway.md §10. It is
 // immutable: build a new one when the listed tenants change (and swap it
 // atomically). A nil *Labeler labels as one built from no ids.
 type Labeler struct {

@@ -11,11 +11,11 @@ import (
 	"github.com/ronhq/ron/runtime"
 )
 
-// Reason is the reason label of ron_gateway_rejected_total (spec/gateway.md
+// Reason is the reason label of ron_gateway_rejected_total (docs/gateway.md
 // §10). Only the constants below are valid.
 type Reason string
 
-// The rejection reasons of spec/gateway.md §10.
+// The rejection reasons of docs/gateway.md §10.
 const (
 	ReasonTenantRPS       Reason = "tenant_rps"
 	ReasonTenantSuspended Reason = "tenant_suspended"

@@ -8,10 +8,10 @@ import (
 )
 
 // ReadShedWindow is how long shedding.reads stays on after the scheduler
-// dropped a request (spec/gateway.md §8).
+// dropped a request (docs/gateway.md §8).
 const ReadShedWindow = 5 * time.Second
 
-// Shedder keeps the two shedding flags of spec/gateway.md §8.
+// Shedder keeps the two shedding flags of docs/gateway.md §8.
 //
 // shedding.writes turns on when an observed waiting count reaches at ×
 // queueCap, and off once the count has stayed below half of that for

@@ -2,7 +2,7 @@ package admission
 
 import "sync/atomic"
 
-// DefaultMaxStreams is max_streams (spec/gateway.md §3.8, §9).
+// DefaultMaxStreams is max_streams (docs/gateway.md §3.8, §9).
 const DefaultMaxStreams = 256
 
 // StreamGate bounds the event streams open at once (max_streams): a stream

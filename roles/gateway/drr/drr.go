@@ -1,4 +1,4 @@
-// Package drr is the gateway's fair scheduler (spec/gateway.md §3.5): at most
+// Package drr is the gateway's fair scheduler (docs/gateway.md §3.5): at most
 // Slots requests are forwarded at once; the rest wait in per-tenant FIFO queues
 // served by deficit round robin, weighted by tenant. One scheduler goroutine
 // (Run) owns every queue; a waiting request blocks in its own handler goroutine
@@ -18,7 +18,7 @@ import (
 	"github.com/ronhq/ron/runtime"
 )
 
-// Defaults of spec/gateway.md §9, used for zero or negative Options fields.
+// Defaults of docs/gateway.md §9, used for zero or negative Options fields.
 const (
 	DefaultSlots          = 512
 	DefaultQueueCap       = 512
@@ -48,7 +48,7 @@ type Options struct {
 	Role           string // metric label role; empty means "gateway"
 
 	// Label maps a tenant to the value of the tenant label of the per-tenant
-	// metrics (spec/gateway.md §10 rule); nil means the tenant id itself, and
+	// metrics (docs/gateway.md §10 rule); nil means the tenant id itself, and
 	// "" means "other". Values past the first MaxLabels distinct ones count
 	// as "other". It runs on the scheduler goroutine once per arrival that
 	// goes through Run (the fast path reuses the label Run last found for the
@@ -57,7 +57,7 @@ type Options struct {
 	// OnDrop, when set, is called once for every waiting request the
 	// scheduler gave up on: dropped as the oldest of a full queue, or timed
 	// out (max_queue_wait or its deadline; not a client that went away). It
-	// feeds write/read shedding (spec/gateway.md §8). It may run on any
+	// feeds write/read shedding (docs/gateway.md §8). It may run on any
 	// goroutine, concurrently: it must be fast and never block.
 	OnDrop func()
 	// OnWaiting, when set, is called on the scheduler goroutine with the
@@ -150,7 +150,7 @@ type Scheduler struct {
 // New returns a Scheduler with opt (defaults filled in) and registers its
 // metrics: ron_queue_depth / ron_queue_capacity / ron_queue_dropped_total
 // {queue="sched"}, ron_gateway_inflight, and the DRR series of
-// spec/gateway.md §10 (ron_gateway_drr_*; see Run for how they are kept).
+// docs/gateway.md §10 (ron_gateway_drr_*; see Run for how they are kept).
 func New(opt Options) *Scheduler {
 	opt = opt.withDefaults()
 	s := &Scheduler{

@@ -6,7 +6,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 )
 
-// Errors Acquire answers with (spec/gateway.md §3.5, §8). Each carries
+// Errors Acquire answers with (docs/gateway.md §3.5, §8). Each carries
 // Retry-After 1 and details.limit naming what fired.
 var (
 	// ErrTenantQueue: the tenant's queue was full on arrival.

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// TestDeterministicDRR is spec/gateway.md §12's scheduler test on the pure
+// TestDeterministicDRR is docs/gateway.md §12's scheduler test on the pure
 // DRR state: 10 000 dispatches with tenants A and B always backlogged.
 func TestDeterministicDRR(t *testing.T) {
 	tests := []struct {
@@ -88,7 +88,7 @@ func (l *load) finish() {
 	l.wg.Wait()
 }
 
-// TestSchedulerFairnessGauges runs the §12 scenario through a running
+// TestSchedulerFairnessGauges runs the docs/gateway.md §12 scenario through a running
 // Scheduler: A and B backlogged for 10 s, 10 000 dispatches of 1 ms each;
 // shares of the first 10 000 dispatches, and the share and fairness gauges.
 func TestSchedulerFairnessGauges(t *testing.T) {

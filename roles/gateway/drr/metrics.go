@@ -4,7 +4,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 )
 
-// schedMetrics are the scheduler's series (spec/gateway.md §10).
+// schedMetrics are the scheduler's series (docs/gateway.md §10).
 type schedMetrics struct {
 	dropped   *metrics.Counter // ron_queue_dropped_total{queue="sched"}
 	canceled  *metrics.Counter // ron_tasks_canceled_total{kind="sched"}

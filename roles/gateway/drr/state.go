@@ -112,7 +112,7 @@ func (st *state) oldest() *waiter {
 	return old
 }
 
-// next picks the request to dispatch by deficit round robin (spec §3.5):
+// next picks the request to dispatch by deficit round robin (docs/gateway.md §3.5):
 // continue with the current tenant while its deficit covers its head's cost;
 // otherwise the next backlogged tenant gets quantum × weight added, and so
 // on. The head of a tenant is never skipped. It returns nil when nothing waits.

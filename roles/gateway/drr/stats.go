@@ -6,7 +6,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 )
 
-// Windowed DRR metrics (spec/gateway.md §10): share and fairness look back on
+// Windowed DRR metrics (docs/gateway.md §10): share and fairness look back on
 // the last statsWindow one-second epochs of Run.
 const (
 	statsWindow = 10

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// CORS header values of spec/gateway.md §6.
+// CORS header values of docs/gateway.md §6.
 const (
 	ExposeHeaders     = "ETag, Content-Range, Content-Length, Accept-Ranges, Retry-After, X-Corr-ID"
 	ReadMethods       = "GET, HEAD"

@@ -1,5 +1,5 @@
 // Package hygiene holds the gateway's header hygiene, path re-escaping, header
-// limits and CORS rules (spec/gateway.md §6). Everything here is a pure
+// limits and CORS rules (docs/gateway.md §6). Everything here is a pure
 // function of its inputs: no I/O, no goroutines, no shared state.
 package hygiene
 
@@ -12,7 +12,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 )
 
-// hopByHop lists the hop-by-hop headers of spec/gateway.md §6 in canonical form.
+// hopByHop lists the hop-by-hop headers of docs/gateway.md §6 in canonical form.
 var hopByHop = map[string]bool{
 	"Connection":          true,
 	"Keep-Alive":          true,
@@ -26,7 +26,7 @@ var hopByHop = map[string]bool{
 }
 
 // clientOnly lists the request headers a client may not pass to an upstream:
-// the gateway authenticates itself on trusted links (spec/gateway.md §2).
+// the gateway authenticates itself on trusted links (docs/gateway.md §2).
 var clientOnly = map[string]bool{
 	"Authorization": true,
 	"Cookie":        true,
@@ -38,7 +38,7 @@ var clientOnly = map[string]bool{
 // Cookie, Forwarded, X-Forwarded-* and X-Ron-* headers are removed; every
 // other header is copied with all its values. Keys are canonicalised. h is
 // not modified and the result shares no slices with it. The caller adds the
-// link headers of spec/gateway.md §2 afterwards.
+// link headers of docs/gateway.md §2 afterwards.
 func ToUpstream(h http.Header) http.Header {
 	return filter(h, func(k string) bool {
 		return clientOnly[k] || strings.HasPrefix(k, "X-Forwarded-") || isRon(k)

@@ -6,7 +6,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 )
 
-// Header limits of spec/gateway.md §6. The Go server's MaxHeaderBytes
+// Header limits of docs/gateway.md §6. The Go server's MaxHeaderBytes
 // (16 KiB) refuses larger blocks only with 4 KiB of slack, so the block
 // size is checked here too.
 const (

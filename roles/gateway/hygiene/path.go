@@ -9,7 +9,7 @@ import (
 )
 
 // EdgePath maps the raw (still escaped) rest of an `/edge/{rest}` request to
-// the path sent to the edge role (spec/gateway.md §6). rest is decoded exactly
+// the path sent to the edge role (docs/gateway.md §6). rest is decoded exactly
 // once; it is rejected with a 400 bad_request *httpx.Error when it holds an
 // encoded slash (%2F), an invalid escape, a backslash or NUL after decoding,
 // a `.` or `..` segment (also spelled %2e), or an empty segment other than a

@@ -18,7 +18,7 @@ func (f *Fetcher) req() *vfetch.Requester {
 }
 
 // breakerFailure reports whether an answer's status counts against the
-// provider's breaker: 500, 502, 503 and 504 do (spec/gateway.md §3.8).
+// provider's breaker: 500, 502, 503 and 504 do (docs/gateway.md §3.8).
 func breakerFailure(code int) bool {
 	switch code {
 	case http.StatusInternalServerError, http.StatusBadGateway,

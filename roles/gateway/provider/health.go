@@ -10,7 +10,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 )
 
-// BreakerSettings are the breaker_* keys of spec/gateway.md §9; zero fields
+// BreakerSettings are the breaker_* keys of docs/gateway.md §9; zero fields
 // take the defaults. A breaker trips when within its Interval at least
 // MinRequests attempts had a failure ratio ≥ FailureRatio, or after
 // ConsecutiveFailures failures in a row; it stays open OpenTimeout, then

@@ -7,7 +7,7 @@ import (
 	"github.com/ronhq/ron/runtime"
 )
 
-// fetchMetrics are the Fetcher's series (spec/gateway.md §10).
+// fetchMetrics are the Fetcher's series (docs/gateway.md §10).
 type fetchMetrics struct {
 	m             *runtime.Metrics
 	mismatch      *metrics.Counter // ron_gateway_hash_mismatch_total

@@ -1,5 +1,5 @@
 // Package provider serves object reads from the providers an index lists
-// (spec/gateway.md §4 step 4): the verified transfer of spec/storage.md §4
+// (docs/gateway.md §4 step 4): the verified transfer of docs/storage.md §4
 // (package store/verified) across at most max_providers untrusted base URLs,
 // with a circuit breaker per provider, bad marks after a failed
 // verification, and a progress timeout per 64 KiB chunk.

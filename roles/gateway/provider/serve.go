@@ -17,7 +17,7 @@ import (
 const immutable = "public, max-age=31536000, immutable"
 
 // Serve answers the GET or HEAD request r for id from providers
-// (spec/gateway.md §4 step 4). providers are filtered again (Filter with no
+// (docs/gateway.md §4 step 4). providers are filtered again (Filter with no
 // skip: idempotent) and tried in order, skipping any whose breaker is open.
 //
 // GET: {url}/o/{b3}/chunks, then the whole body, or for ONE satisfiable

@@ -1,8 +1,8 @@
 // Package sites serves named blobs and content-addressed static sites at
-// /n/{name}[/{path...}] (spec/gateway.md §5).
+// /n/{name}[/{path...}] (docs/gateway.md §5).
 //
-// A request is validated first (name syntax of index.md §3 through
-// indexdb.ParseName / ParseNameVersion, then the path rules of §5), so bad
+// A request is validated first (name syntax of docs/index.md §3 through
+// indexdb.ParseName / ParseNameVersion, then the path rules of docs/gateway.md §5), so bad
 // input costs no upstream call. The name (or name@version) is resolved
 // through a Resolver with a small TTL cache (positive answers NameCacheTTL,
 // 404s NotFoundTTL). The target is a manifest when its stored Content-Type

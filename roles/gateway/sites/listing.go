@@ -11,7 +11,7 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// Listing is the JSON body of a directory listing (spec/gateway.md §5).
+// Listing is the JSON body of a directory listing (docs/gateway.md §5).
 type Listing struct {
 	Name     string         `json:"name"`
 	Manifest string         `json:"manifest"`

@@ -17,7 +17,7 @@ import (
 var ErrTooLarge = errors.New("sites: object larger than the limit")
 
 // Objects is how sites reads object bytes; the gateway implements it with
-// its /o read path (spec/gateway.md §4).
+// its /o read path (docs/gateway.md §4).
 type Objects interface {
 	// Head returns the object's stored Content-Type (parameters included)
 	// or an *httpx.Error (404 not_found, 502, 503, 504 ...).

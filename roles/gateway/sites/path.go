@@ -62,7 +62,7 @@ func badPath(msg string) error {
 // Action is what a site path maps to.
 type Action int
 
-// Actions of MapPath (spec/gateway.md §5 path mapping).
+// Actions of MapPath (docs/gateway.md §5 path mapping).
 const (
 	// NotFound: 404.
 	NotFound Action = iota
@@ -104,7 +104,7 @@ func MapPath(t *Tree, rest string) (Mapping, error) {
 	return t.Map(p), nil
 }
 
-// Map applies the §5 rules to a manifest target, in order:
+// Map applies the docs/gateway.md §5 rules to a manifest target, in order:
 //
 //  0. "/n/{name}" (no slash) → Redirect to the root "".
 //  1. p empty or ending in '/' (directory d): d+"index.html" is an entry →

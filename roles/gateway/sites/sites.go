@@ -12,7 +12,7 @@ import (
 	"github.com/ronhq/ron/store/manifest"
 )
 
-// Defaults of spec/gateway.md §9, used for zero or negative Options fields.
+// Defaults of docs/gateway.md §9, used for zero or negative Options fields.
 const (
 	DefaultNameCacheTTL       = 5 * time.Second
 	DefaultNotFoundTTL        = 2 * time.Second
@@ -126,7 +126,7 @@ func (s *Sites) SetOptions(opt Options) {
 
 func (s *Sites) settings() *settings { return s.set.Load() }
 
-// Serve answers GET or HEAD /n/{name}[/{path}] (spec/gateway.md §5).
+// Serve answers GET or HEAD /n/{name}[/{path}] (docs/gateway.md §5).
 // nameParam is the raw (escaped) name segment, possibly name@version; rest
 // is the raw escaped text after "/n/{name}" ("" = no slash, "/" = trailing
 // slash, "/a/b.html" ...); query is the raw query, kept on redirects.

@@ -13,7 +13,7 @@ import (
 )
 
 // ByteChunk is the largest piece charged to a byte bucket at once: uploads
-// are charged per 64 KiB chunk (spec/gateway.md §3.6).
+// are charged per 64 KiB chunk (docs/gateway.md §3.6).
 const ByteChunk = 64 << 10
 
 // minByteBurst is the smallest byte bucket: burst = max(max_bytes_per_s, 1 MiB).
@@ -41,7 +41,7 @@ func (st *State) setByteQuota(now time.Time, p Params) {
 	lim.SetBurstAt(now, byteBurst(p.MaxBytesPerS))
 }
 
-// WaitBytes charges n bytes to st's byte bucket (spec/gateway.md §3.6),
+// WaitBytes charges n bytes to st's byte bucket (docs/gateway.md §3.6),
 // waiting while it is empty: the upload is paced, not rejected. Calls are
 // meant for at most ByteChunk bytes; a larger n is charged in ByteChunk
 // pieces, each under the same rule. When one piece would wait longer than

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// ClientIP returns the client address of a request (spec/gateway.md §3.3).
+// ClientIP returns the client address of a request (docs/gateway.md §3.3).
 // It is the TCP peer unless the peer is inside a trusted prefix; then the
 // X-Forwarded-For lines xff are joined in order and walked right to left,
 // skipping trusted addresses: the first untrusted one is the client, and when

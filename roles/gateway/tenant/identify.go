@@ -13,7 +13,7 @@ import (
 	"gopkg.in/macaroon.v2"
 )
 
-// Identify returns the tenant of r (spec/gateway.md §3.3) and the verified
+// Identify returns the tenant of r (docs/gateway.md §3.3) and the verified
 // claims of its token (nil without one, so that the capability check need
 // not verify the token again). Without an
 // Authorization header the tenant is Anon(ClientIP(peer, X-Forwarded-For,

@@ -6,7 +6,7 @@ import (
 	"math"
 )
 
-// MaxWeight bounds Params.Weight (spec/gateway.md §3.5).
+// MaxWeight bounds Params.Weight (docs/gateway.md §3.5).
 const MaxWeight = 1000
 
 // ErrParams reports invalid Params.

@@ -45,7 +45,7 @@ func (st *State) ID() ID { return st.id }
 // Params returns the tenant's current parameters.
 func (st *State) Params() Params { return *st.params.Load() }
 
-// States is the bounded map of per-tenant state (spec/gateway.md §3.3). Only
+// States is the bounded map of per-tenant state (docs/gateway.md §3.3). Only
 // idle entries (no holder) are evicted, least recently acquired first; an
 // evicted tenant comes back with a full bucket. Safe for concurrent use; its
 // mutex guards only memory and the Params callback.
@@ -160,7 +160,7 @@ func (s *States) Len() int {
 	return len(s.byID)
 }
 
-// Allow takes one request token from st's bucket (spec/gateway.md §3.4).
+// Allow takes one request token from st's bucket (docs/gateway.md §3.4).
 // Errors: 403 forbidden (details.reason "tenant_suspended") when RPS is 0;
 // 429 rate_limited (details.limit "tenant_rps") with Retry-After = seconds to
 // the next token rounded up (≥ 1) when the bucket is empty; 500 internal when

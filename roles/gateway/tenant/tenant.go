@@ -1,5 +1,5 @@
 // Package tenant identifies the tenant of a gateway request and holds the
-// per-tenant admission state (spec/gateway.md §3.3, §3.4, §3.6): the client IP
+// per-tenant admission state (docs/gateway.md §3.3, §3.4, §3.6): the client IP
 // behind trusted proxies, the anonymous prefix tenants, the token tenant,
 // and a bounded map of per-tenant request and byte buckets.
 package tenant
@@ -19,7 +19,7 @@ const Default ID = "default"
 // AnonPrefix starts every anonymous tenant id; token tenants may not use it.
 const AnonPrefix = "anon:"
 
-// idSyntax is the registry's tenant id syntax (spec/gateway.md §3.3).
+// idSyntax is the registry's tenant id syntax (docs/gateway.md §3.3).
 var idSyntax = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:#/@-]{0,127}$`)
 
 // ValidTokenTenant reports whether s may name a tenant in a token caveat: it

@@ -9,7 +9,7 @@ import (
 	"github.com/ronhq/ron/runtime"
 )
 
-// Timing of spec/gateway.md §7.
+// Timing of docs/gateway.md §7.
 const (
 	// headInterval is the safety-net re-read of HEAD.
 	headInterval = 60 * time.Second

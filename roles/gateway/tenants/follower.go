@@ -20,7 +20,7 @@ type FollowerOptions struct {
 	Client api.Client
 	// Bus, when set, replaces Client.Watch as the source of new versions
 	// with the RegistryUpdated events of the co-located registry
-	// (spec/gateway.md §7); Head and Get still go through Client.
+	// (docs/gateway.md §7); Head and Get still go through Client.
 	Bus *runtime.Bus
 	// Defaults and Config are the tenant_* / anon_* defaults and the
 	// [[gateway.tenants]] items; SetConfig replaces both.
@@ -38,7 +38,7 @@ type FollowerOptions struct {
 	Log zerolog.Logger
 }
 
-// Follower keeps a Table current from config and a registry (spec/gateway.md
+// Follower keeps a Table current from config and a registry (docs/gateway.md
 // §7). Its Run is the one goroutine that talks to the registry; SetConfig
 // may be called from any goroutine.
 type Follower struct {

@@ -1,4 +1,4 @@
-// Package tenants keeps the gateway's tenant table live (spec/gateway.md
+// Package tenants keeps the gateway's tenant table live (docs/gateway.md
 // §3.3, §7): the per-tenant parameters from [[gateway.tenants]] and from
 // the registry's committed descriptor set, registry items overriding
 // config items by id, anything unlisted falling back to the tenant_* or
@@ -34,7 +34,7 @@ const (
 )
 
 // Item is one tenant's limits as written in config or in a registry tenant
-// item, with the §7 meanings: RPS ≥ 0 (0 = suspended), Burst ≥ 0 (0 =
+// item, with the docs/gateway.md §7 meanings: RPS ≥ 0 (0 = suspended), Burst ≥ 0 (0 =
 // ceil(RPS)), Weight 1–1000, MaxBytesPerS ≥ 0 (0 = unlimited). Its JSON is
 // the registry item's members (without "kind").
 type Item struct {
@@ -67,7 +67,7 @@ func (it Item) Params(def tenant.Params) tenant.Params {
 	return p
 }
 
-// check validates it against §7 with def filling missing members: the id
+// check validates it against docs/gateway.md §7 with def filling missing members: the id
 // must follow the registry id syntax and must not start with "anon:"
 // (reserved for anonymous tenants), and the parameters must pass
 // tenant.Params.Validate. The error wraps ErrItem.

@@ -20,7 +20,7 @@ var ErrPayload = errors.New("descriptor set payload has no readable items")
 // checked against the gateway's rules too (ids starting with "anon:" are
 // reserved). A payload that fails the registry's rules as a whole (a set
 // from a newer registry, say) is read item by item instead, each tenant
-// item checked on its own against §7: a closed member set (kind, id, rps,
+// item checked on its own against docs/gateway.md §7: a closed member set (kind, id, rps,
 // burst, weight, max_bytes_per_s, optional meta), every member present,
 // rps a finite number ≥ 0, burst and max_bytes_per_s integers ≥ 0 and
 // ≤ 2^53−1, weight an integer 1–1000. Invalid items come back as

@@ -26,7 +26,7 @@ type Table struct {
 }
 
 // Build returns the table of config items overridden, id by id, by
-// registry items (spec/gateway.md §7). Invalid items are skipped, each with
+// registry items (docs/gateway.md §7). Invalid items are skipped, each with
 // an *ItemError in the returned list (Source "config" or "registry"); so is
 // a repeated id within one source (the first stays). A skipped registry
 // item leaves a config item of the same id in force. The table's Version

@@ -10,7 +10,7 @@ import (
 	"github.com/ronhq/ron/roles/gateway/tenant"
 )
 
-// defs are the §9 defaults.
+// defs are the docs/gateway.md §9 defaults.
 var defs = Defaults{
 	Tenant: tenant.Params{RPS: 500, Burst: 1000, Weight: 1},
 	Anon:   tenant.Params{RPS: 100, Burst: 200, Weight: 1},

@@ -41,7 +41,7 @@ func breakerConfigOf(p Policy) breakerConfig {
 	}
 }
 
-// trips is the §3.8 rule: consecutive failures, or enough requests in the
+// trips is the docs/gateway.md §3.8 rule: consecutive failures, or enough requests in the
 // current interval with a high enough failure share.
 func (c breakerConfig) trips(n gobreaker.Counts) bool {
 	return n.ConsecutiveFailures >= c.consecutive ||

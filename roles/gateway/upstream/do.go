@@ -65,7 +65,7 @@ func (c *Call) retryable() bool {
 //   - 500 internal: the link token could not be obtained, or Path/RawQuery
 //     do not form a URL.
 //
-// GET and HEAD without a body are retried (spec/gateway.md §3.8) on a
+// GET and HEAD without a body are retried (docs/gateway.md §3.8) on a
 // connect or protocol error, an attempt timeout, or a 502/503/504 answer, at
 // most MaxAttempts attempts in all. Each attempt may take min(remaining
 // deadline, ForwardTimeout); so an attempt timeout is retried only when the

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Link header names (spec/gateway.md §2).
+// Link header names (docs/gateway.md §2).
 const (
 	HeaderTenant         = "X-Ron-Tenant"
 	HeaderForwardedFor   = "X-Forwarded-For"

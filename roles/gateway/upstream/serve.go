@@ -12,7 +12,7 @@ import (
 )
 
 // copyChunk is the unit of copied bodies: each one must progress within
-// ForwardTimeout (spec/gateway.md §3.8).
+// ForwardTimeout (docs/gateway.md §3.8).
 const copyChunk = 64 << 10
 
 // copyBuffers recycles the copy buffers of Serve over HTTP.
@@ -21,7 +21,7 @@ var copyBuffers = sync.Pool{New: func() any { b := make([]byte, copyChunk); retu
 // Commit decides about the final answer of a Serve call (one that will not
 // be retried), given its status and header; the header is the upstream's,
 // read-only and valid during the call only. It returns false to decline the
-// answer, or prepares the client's response header (spec/gateway.md §6
+// answer, or prepares the client's response header (docs/gateway.md §6
 // hygiene) and returns true, after which Serve writes the status and body.
 type Commit func(status int, h http.Header) bool
 

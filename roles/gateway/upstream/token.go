@@ -13,7 +13,7 @@ const LinkTokenTTL = auth.MintedTTL
 // LinkPrincipalID is the Claims.ID of LinkPrincipal (what logs show).
 const LinkPrincipalID = "gateway-link"
 
-// linkScopes are the scopes the gateway forwards under (spec/gateway.md §2).
+// linkScopes are the scopes the gateway forwards under (docs/gateway.md §2).
 func linkScopes(privateReads bool) []string {
 	s := []string{"storage:write", "index:write"}
 	if privateReads {

@@ -1,5 +1,5 @@
 // Package upstream is the gateway's forwarder to one upstream role (storage,
-// index, edge or registry; spec/gateway.md §2, §3.8, §10): a Link sends raw
+// index, edge or registry; docs/gateway.md §2, §3.8, §10): a Link sends raw
 // HTTP requests either over HTTP to a base URL or in-process through the
 // co-located role's own http.Handler (httpx/inproc), so both wirings answer
 // with the same status, headers, body and error envelopes. A Link adds the
@@ -52,7 +52,7 @@ type Policy struct {
 	BreakerOpenTimeout         time.Duration
 }
 
-// DefaultPolicy returns the spec/gateway.md §9 defaults.
+// DefaultPolicy returns the docs/gateway.md §9 defaults.
 func DefaultPolicy() Policy {
 	return Policy{
 		ForwardTimeout: 5 * time.Second, MaxAttempts: 3,

@@ -1,4 +1,4 @@
-// Package cache is the index role's answer cache (spec/index.md §7): one
+// Package cache is the index role's answer cache (docs/index.md §7): one
 // bounded LRU of cache_entries entries over three key spaces — peer name
 // answers (n:), peer provider answers (p:) and encoded resolve responses
 // (r:) — with per-entry expiry. Positive answers live cache_ttl, negative
@@ -27,7 +27,7 @@ import (
 	"github.com/ronhq/ron/runtime"
 )
 
-// Defaults from spec/index.md §12.
+// Defaults from docs/index.md §12.
 const (
 	DefaultEntries = 100_000
 	DefaultTTL     = 10 * time.Second
@@ -37,7 +37,7 @@ const (
 // Space is one of the cache's three key spaces.
 type Space uint8
 
-// The key spaces of §7. Their String values are the `cache` label of
+// The key spaces of docs/index.md §7. Their String values are the `cache` label of
 // ron_index_cache_hits_total and ron_index_cache_misses_total.
 const (
 	Name      Space = iota + 1 // n:<name>, peer name answers
@@ -111,7 +111,7 @@ func (r Result) String() string {
 	return "miss"
 }
 
-// Config sets up a Cache. Zero fields take the §12 defaults.
+// Config sets up a Cache. Zero fields take the docs/index.md §12 defaults.
 type Config struct {
 	Entries int           // capacity in entries (cache_entries)
 	TTL     time.Duration // positive entries (cache_ttl)
@@ -121,7 +121,7 @@ type Config struct {
 	// cache's lock held.
 	Now func() time.Time
 
-	// Metrics, when non-nil, receives the §13 cache metrics (see New).
+	// Metrics, when non-nil, receives the docs/index.md §13 cache metrics (see New).
 	Metrics *runtime.Metrics
 }
 
@@ -164,7 +164,7 @@ type Stats struct {
 // Cache is the bounded, expiring LRU. Create it with New.
 type Cache[V any] struct {
 	now func() time.Time
-	// hits and misses are the §13 counters by Space; nil without Metrics.
+	// hits and misses are the docs/index.md §13 counters by Space; nil without Metrics.
 	hits, misses [Resolve + 1]*metrics.Counter
 
 	mu     sync.Mutex
@@ -352,7 +352,7 @@ func (c *Cache[V]) InvalidateObject(b3 string) {
 
 // Reconfigure applies a hot-reloaded config: the capacity changes at once
 // (evicting the least recently used entries if it shrinks), the TTLs apply
-// to later Puts. Zero fields take the §12 defaults; Now and Metrics are
+// to later Puts. Zero fields take the docs/index.md §12 defaults; Now and Metrics are
 // ignored.
 func (c *Cache[V]) Reconfigure(cfg Config) error {
 	cfg, err := cfg.withDefaults()

@@ -12,14 +12,14 @@ import (
 	"github.com/ronhq/ron/httpx/client"
 )
 
-// ErrInvalidAnswer marks an answer that failed the §6 checks (not strict
+// ErrInvalidAnswer marks an answer that failed the docs/index.md §6 checks (not strict
 // JSON, over 1 MiB, wrong key, expired records). It is a final failure.
 var ErrInvalidAnswer = errors.New("hedge: invalid answer")
 
 // errSkipped is recorded for a peer skipped because it was unavailable.
 var errSkipped = errors.New("skipped: circuit breaker open")
 
-// DefaultTransient is the default Options.Transient (§6 Retries): connection
+// DefaultTransient is the default Options.Transient (docs/index.md §6 Retries): connection
 // refused or reset, EOF, network errors, and 502/503/504 answers (envelope
 // codes timeout, upstream_unavailable, busy-as-503) are transient. Context
 // ends, an open breaker, ErrInvalidAnswer, 429 and other 4xx are final.
@@ -60,7 +60,7 @@ func DefaultNotFound(err error) bool {
 	return errors.As(err, &he) && he.Status == http.StatusNotFound
 }
 
-// isSkip reports a leg refused by its peer's breaker (§6: skipped peers).
+// isSkip reports a leg refused by its peer's breaker (docs/index.md §6: skipped peers).
 func isSkip(err error) bool {
 	return errors.Is(err, client.ErrBreakerOpen) || errors.Is(err, errSkipped)
 }

@@ -1,4 +1,4 @@
-// Package hedge is the index role's hedged peer lookup (spec/index.md §6): α
+// Package hedge is the index role's hedged peer lookup (docs/index.md §6): α
 // legs at once, β more after hedge_ms, the first satisfactory answer wins and
 // cancels the rest, transient failures are retried within the budget, and one
 // total deadline bounds everything. It knows nothing about HTTP: a Peer is
@@ -15,7 +15,7 @@ import (
 	"github.com/ronhq/ron/runtime"
 )
 
-// Defaults from spec/index.md §6 and §12.
+// Defaults from docs/index.md §6 and §12.
 const (
 	DefaultAlpha          = 3
 	DefaultBeta           = 2
@@ -38,7 +38,7 @@ type Peer[T any] interface {
 
 // Availability is optionally implemented by a Peer. A peer that is not
 // available when its leg would start (its breaker is open) is skipped: it
-// takes no slot in the wave and the next candidate is asked instead (§6).
+// takes no slot in the wave and the next candidate is asked instead (docs/index.md §6).
 type Availability interface {
 	Available() bool
 }
@@ -73,7 +73,7 @@ type Options struct {
 	// rather than a failure (default DefaultNotFound).
 	Transient func(error) bool
 	NotFound  func(error) bool
-	// Metrics, when set, receives the §13 metrics under Role (default "index").
+	// Metrics, when set, receives the docs/index.md §13 metrics under Role (default "index").
 	Metrics *runtime.Metrics
 	Role    string
 }
@@ -120,11 +120,11 @@ type Result struct {
 // Errors returned by Lookup; match them with errors.Is.
 var (
 	// ErrNotFound: every leg finished, none satisfactory, at least one
-	// answered not found or unsatisfied (§6 rule 4; resolve answers 404).
+	// answered not found or unsatisfied (docs/index.md §6 rule 4; resolve answers 404).
 	ErrNotFound = errors.New("hedge: not found")
-	// ErrTimeout: the total deadline passed first (§6 rule 5; 504 timeout).
+	// ErrTimeout: the total deadline passed first (docs/index.md §6 rule 5; 504 timeout).
 	ErrTimeout = errors.New("hedge: deadline reached")
-	// ErrUnavailable: every leg failed or was skipped (§6 rule 4; 503).
+	// ErrUnavailable: every leg failed or was skipped (docs/index.md §6 rule 4; 503).
 	ErrUnavailable = errors.New("hedge: all peers failed")
 	// ErrLost is the context cause seen by legs cancelled because another
 	// leg won (or the lookup ended). ctx.Err() is context.Canceled, which
@@ -159,7 +159,7 @@ func (e *UnavailableError) Error() string {
 func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
 
 // Lookup asks peers, in order, for an answer satisfactory reports true for
-// (spec/index.md §6):
+// (docs/index.md §6):
 //   - at once, legs to the first Alpha available peers;
 //   - after HedgeAfter without a satisfactory answer, legs to the next Beta
 //     available peers; at once if every first-wave leg already finished;

@@ -12,12 +12,12 @@ import (
 	"github.com/ronhq/ron/httpx/client"
 )
 
-// MaxAnswer bounds a peer's answer body (§6: strict JSON ≤ 1 MiB).
+// MaxAnswer bounds a peer's answer body (docs/index.md §6: strict JSON ≤ 1 MiB).
 const MaxAnswer = 1 << 20
 
 // HTTPPeer is a Peer that asks another index node over HTTP:
 // GET {Path}?local=1, so the peer answers from its own store and never fans
-// out further (§6). It makes one attempt per Lookup (Lookup does the retries)
+// out further (docs/index.md §6). It makes one attempt per Lookup (Lookup does the retries)
 // and relies on the Client's breaker, which ignores attempts ended by a
 // cancelled context (losing legs).
 type HTTPPeer[T any] struct {
@@ -34,10 +34,10 @@ type HTTPPeer[T any] struct {
 // ResolvePath is the route GET /resolve/{key}.
 func ResolvePath(key string) string { return "/resolve/" + key }
 
-// NamesPath is the route GET /names/{name} (§6 lookup leg for names).
+// NamesPath is the route GET /names/{name} (docs/index.md §6 lookup leg for names).
 func NamesPath(name string) string { return "/names/" + name }
 
-// ProvidersPath is the route GET /providers/{b3} (§6 lookup leg for b3 keys).
+// ProvidersPath is the route GET /providers/{b3} (docs/index.md §6 lookup leg for b3 keys).
 func ProvidersPath(b3 string) string { return "/providers/" + b3 }
 
 // Name returns the peer's host[:port].
@@ -52,7 +52,7 @@ func (p *HTTPPeer[T]) Available() bool { return p.Client.BreakerState() != clien
 // Client's errors; a body that is not strict JSON of at most MaxAnswer bytes,
 // or that Check rejects, as an error wrapping ErrInvalidAnswer. The answer is
 // read and checked before the Client's breaker hears of the attempt, so an
-// invalid answer counts as a failure there (§6).
+// invalid answer counts as a failure there (docs/index.md §6).
 func (p *HTTPPeer[T]) Lookup(ctx context.Context) (T, error) {
 	var v T
 	op := p.Op

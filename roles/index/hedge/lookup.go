@@ -12,7 +12,7 @@ import (
 )
 
 // Final outcomes of a leg; also the result label of
-// ron_index_peer_requests_total (§13).
+// ron_index_peer_requests_total (docs/index.md §13).
 const (
 	outOK       = "ok"
 	outNotFound = "not_found"
@@ -79,7 +79,7 @@ func (l *lookup[T]) run() (T, error) {
 	for {
 		if l.pending == 0 {
 			if !l.hedgeRun && l.next < len(l.peers) {
-				l.hedgeNow() // §6 rule 2: every α leg finished unsatisfied
+				l.hedgeNow() // docs/index.md §6 rule 2: every α leg finished unsatisfied
 				continue
 			}
 			return l.finish()
@@ -149,7 +149,7 @@ func (l *lookup[T]) record(o outcome[T]) (T, bool) {
 	return zero, false
 }
 
-// finish decides once every leg finished unsatisfied (§6 rule 4).
+// finish decides once every leg finished unsatisfied (docs/index.md §6 rule 4).
 func (l *lookup[T]) finish() (T, error) {
 	if l.answered {
 		return l.best, ErrNotFound
@@ -158,7 +158,7 @@ func (l *lookup[T]) finish() (T, error) {
 	return zero, &UnavailableError{Peers: l.fails}
 }
 
-// expired decides when the budget ran out or the caller gave up (§6 rule 5).
+// expired decides when the budget ran out or the caller gave up (docs/index.md §6 rule 5).
 func (l *lookup[T]) expired() (T, error) {
 	var zero T
 	if l.parent.Err() != nil {
@@ -182,7 +182,7 @@ func (l *lookup[T]) leg(p Peer[T]) {
 	l.out <- outcome[T]{peer: p.Name(), val: v, err: err, kind: kind, retries: retries}
 }
 
-// attempts runs the first attempt and the allowed retries (§6 Retries).
+// attempts runs the first attempt and the allowed retries (docs/index.md §6 Retries).
 func (l *lookup[T]) attempts(p Peer[T]) (T, int, error) {
 	for n := 0; ; n++ {
 		v, err := p.Lookup(l.ctx)

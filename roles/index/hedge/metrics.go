@@ -7,7 +7,7 @@ import (
 	"github.com/ronhq/ron/runtime"
 )
 
-// meters records the spec/index.md §13 metrics of the lookups; a nil
+// meters records the docs/index.md §13 metrics of the lookups; a nil
 // Metrics makes every method a no-op.
 type meters struct {
 	m    *runtime.Metrics
@@ -54,7 +54,7 @@ func (mt meters) aborted(n int) {
 }
 
 // DHTLookupBuckets are the upper bounds (ms) of ron_index_dht_lookup_ms
-// (spec/index.md §13).
+// (docs/index.md §13).
 var DHTLookupBuckets = []float64{10, 25, 50, 80, 120, 150, 200, 350, 600, 1000, 1200}
 
 // done counts one lookup: ron_dht_hedged_requests_total{result} with alpha

@@ -11,11 +11,11 @@ import (
 	"github.com/ronhq/ron/store/kv"
 )
 
-// bucketCompatAssets holds the original index's asset pointers (index.md
+// bucketCompatAssets holds the original index's asset pointers (docs/index.md
 // §9, §10): key "b3:<hex>" of the asset, value the pointer's JSON.
 const bucketCompatAssets = "compat_assets"
 
-// Limits and constants of the compatibility records (index.md §10).
+// Limits and constants of the compatibility records (docs/index.md §10).
 const (
 	// CompatPointerVersion is the schema version the original writes in
 	// every pointer ("version": 1).
@@ -30,7 +30,7 @@ var assetKinds = map[string]bool{
 	"article": true, "post": true, "comment": true, "page": true, "site": true, "app": true, "manifest": true,
 }
 
-// AssetPointer is the original index's asset manifest pointer (index.md
+// AssetPointer is the original index's asset manifest pointer (docs/index.md
 // §10): which manifest describes an asset, with optional owner references.
 // Empty owner strings mean none. Its JSON form is the original's record
 // shape: {"version":1,"asset_cid","asset_kind","manifest_cid",

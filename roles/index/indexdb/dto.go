@@ -11,7 +11,7 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// announceRecordJSON is one record of POST /providers (index.md §4).
+// announceRecordJSON is one record of POST /providers (docs/index.md §4).
 type announceRecordJSON struct {
 	B3     *string `json:"b3"`
 	Node   string  `json:"node"`

@@ -1,4 +1,4 @@
-// Package indexdb is the index role's persistent model (index.md §3, §4, §9)
+// Package indexdb is the index role's persistent model (docs/index.md §3, §4, §9)
 // over a kv.DB: versioned name pointers with compare-and-set, provider
 // records with TTLs and a per-object cap, and the expiry index the janitor
 // walks. It speaks no HTTP; the role maps its typed errors to the envelope.
@@ -18,7 +18,7 @@ import (
 	"github.com/ronhq/ron/store/kv"
 )
 
-// Bucket names and the schema version (index.md §9).
+// Bucket names and the schema version (docs/index.md §9).
 const (
 	bucketMeta         = "meta"
 	bucketNames        = "names"
@@ -41,7 +41,7 @@ type DB struct {
 	limits atomic.Pointer[Limits]
 }
 
-// Limits are the model's tunables (index.md §12). A zero field means its
+// Limits are the model's tunables (docs/index.md §12). A zero field means its
 // default: DefaultMaxTTL, HistoryLen, MaxProvidersPerObject.
 type Limits struct {
 	MaxTTL             time.Duration // provider_ttl_max: the largest TTL Announce accepts

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Name syntax limits (index.md §3).
+// Name syntax limits (docs/index.md §3).
 const (
 	MaxNameLen  = 253
 	MaxLabelLen = 63

@@ -67,7 +67,7 @@ func FuzzParseName(f *testing.F) {
 	})
 }
 
-// refValidName is the §3 rule written differently from ParseName.
+// refValidName is the docs/index.md §3 rule written differently from ParseName.
 func refValidName(s string) bool {
 	if len(s) < 1 || len(s) > 253 {
 		return false

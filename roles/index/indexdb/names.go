@@ -29,7 +29,7 @@ type Record struct {
 	Deleted   bool
 }
 
-// recordJSON is the stored form (index.md §3, §9):
+// recordJSON is the stored form (docs/index.md §3, §9):
 // {"name","b3","version","updated_at","deleted"}, b3 null on tombstones.
 type recordJSON struct {
 	Name      string  `json:"name"`

@@ -17,7 +17,7 @@ import (
 	"github.com/ronhq/ron/store/kv"
 )
 
-// Provider limits (index.md §4, §9).
+// Provider limits (docs/index.md §4, §9).
 const (
 	// MaxBatch is the most records one Announce accepts.
 	MaxBatch = 1000
@@ -62,7 +62,7 @@ type Provider struct {
 	Expires  time.Time
 }
 
-// providerJSON is the stored value (index.md §9).
+// providerJSON is the stored value (docs/index.md §9).
 type providerJSON struct {
 	Addr       string `json:"addr"`
 	Region     string `json:"region"`

@@ -13,11 +13,11 @@ import (
 )
 
 // MaxReplicaBatch is the most name records one ApplyReplica call (one
-// POST /replica/names, cluster.md §6) carries.
+// POST /replica/names, docs/cluster.md §6) carries.
 const MaxReplicaBatch = 1000
 
 // Supersedes reports whether a replaces b as the record of one name and
-// version slot (cluster.md §6): a higher version wins; at equal versions
+// version slot (docs/cluster.md §6): a higher version wins; at equal versions
 // the later UpdatedAt wins, then the greater target, a tombstone (no
 // target) being the smallest. It is a strict total order on records of one
 // name, so owners that apply the same records in any order keep the same
@@ -87,7 +87,7 @@ func trimInvalid(err error) string {
 	return err.Error()
 }
 
-// ApplyReplica applies name records sent by another owner (cluster.md §6)
+// ApplyReplica applies name records sent by another owner (docs/cluster.md §6)
 // in one transaction, after CheckReplica. Each record is added to its
 // name's history unless the history already holds a record at its version
 // that it does not supersede (the history is then trimmed to
@@ -189,7 +189,7 @@ func (db *DB) ScanNames(ctx context.Context, after string, limit int) ([]Record,
 
 // DropName removes name's current record and its whole history, in one
 // transaction, if the current record still equals rec (a node that no
-// longer owns a name drops its copy once the owners hold it, cluster.md
+// longer owns a name drops its copy once the owners hold it, docs/cluster.md
 // §6). It reports whether it dropped; a record changed meanwhile is kept.
 func (db *DB) DropName(ctx context.Context, rec Record) (bool, error) {
 	dropped := false
@@ -293,5 +293,5 @@ func decodeReplicaRecord(raw []byte) (Record, string, error) {
 
 // ValidateAnnounce checks a provider batch exactly as Announce does (size,
 // every record) without applying it: a cluster node validates a whole
-// batch before it sends parts of it to the owners (cluster.md §6).
+// batch before it sends parts of it to the owners (docs/cluster.md §6).
 func (db *DB) ValidateAnnounce(recs []Announcement) error { return db.validateBatch(recs) }

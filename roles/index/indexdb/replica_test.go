@@ -287,7 +287,7 @@ func expected(recs []Record, names []string, keep int) string {
 	return b.String()
 }
 
-// TestApplyReplicaConverges is the property test of cluster.md §13: the
+// TestApplyReplicaConverges is the property test of docs/cluster.md §13: the
 // same records delivered in any order, any batching and with duplicates
 // leave every replica in the same state, the model's.
 func TestApplyReplicaConverges(t *testing.T) {

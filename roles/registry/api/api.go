@@ -61,7 +61,7 @@ type Options struct {
 	Logger zerolog.Logger
 }
 
-// Settings are the API's hot-reloadable knobs (spec/registry.md §7).
+// Settings are the API's hot-reloadable knobs (docs/registry.md §7).
 type Settings struct {
 	// PublicReads false makes every read route need registry:read.
 	PublicReads bool
@@ -80,7 +80,7 @@ type Settings struct {
 	CommitTimeout time.Duration
 }
 
-// DefaultSettings returns the §7 defaults: public reads, writable.
+// DefaultSettings returns the docs/registry.md §7 defaults: public reads, writable.
 func DefaultSettings() Settings {
 	return Settings{PublicReads: true, Limits: descriptor.DefaultLimits(), StreamHeartbeat: 5 * time.Second,
 		StreamMaxClients: 1024, StreamMaxLag: 1024, CommitTimeout: 2 * time.Second}
@@ -107,7 +107,7 @@ func (s Settings) withDefaults() Settings {
 	return s
 }
 
-// API answers the registry's §2 routes. It is safe for concurrent use.
+// API answers the registry's docs/registry.md §2 routes. It is safe for concurrent use.
 type API struct {
 	opt     Options
 	c       *committer.Committer
@@ -153,7 +153,7 @@ func Streaming(method, route string) bool {
 	return route == RouteStream && (method == http.MethodGet || method == http.MethodHead)
 }
 
-// Mount registers every §2 route on e; each GET route also answers HEAD.
+// Mount registers every docs/registry.md §2 route on e; each GET route also answers HEAD.
 // Reads check registry:read first when public_reads is false; writes check
 // their scope (401 unauthorized, 403 forbidden) before anything else.
 func (a *API) Mount(e *echo.Echo) {

@@ -7,7 +7,7 @@ import (
 	"github.com/ronhq/ron/httpx/auth"
 )
 
-// Capability scopes (ARCHITECTURE §6, spec/registry.md §2).
+// Capability scopes (docs/architecture.md §6, docs/registry.md §2).
 const (
 	ScopePropose = "registry:propose"
 	ScopeApprove = "registry:approve"

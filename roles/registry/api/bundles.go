@@ -14,7 +14,7 @@ import (
 	"github.com/ronhq/ron/roles/registry/tiles"
 )
 
-// bundleCacheSize is how many full entry bundles are kept (spec §5).
+// bundleCacheSize is how many full entry bundles are kept (docs/registry.md §5).
 const bundleCacheSize = 64
 
 // bundle is one encoded entry bundle; its gzip form is made on first use.

@@ -14,7 +14,7 @@ import (
 	"github.com/ronhq/ron/roles/registry/descriptor"
 )
 
-// Client talks to a registry (spec/registry.md §9). HTTPClient is the HTTP
+// Client talks to a registry (docs/registry.md §9). HTTPClient is the HTTP
 // implementation and LocalClient the in-process one; both fail with
 // *httpx.Error values carrying the same status, envelope code and details.
 type Client interface {

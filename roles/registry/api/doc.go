@@ -1,5 +1,5 @@
-// Package api is the registry's HTTP surface (spec/registry.md §2, §3, §9):
-// the handlers of every §2 route over the committer's snapshots, the
+// Package api is the registry's HTTP surface (docs/registry.md §2, §3, §9):
+// the handlers of every docs/registry.md §2 route over the committer's snapshots, the
 // transparency-log routes over the tile tree and the segment log, the SSE
 // hub behind GET /registry/stream, and the registry Client with an HTTP and
 // an in-process implementation that answer alike.

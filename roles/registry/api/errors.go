@@ -7,7 +7,7 @@ import (
 	"github.com/ronhq/ron/roles/registry/committer"
 )
 
-// Retry-After values of spec/registry.md §3.
+// Retry-After values of docs/registry.md §3.
 const (
 	retryBusy        = 1
 	retryMaintenance = 30

@@ -9,7 +9,7 @@ import (
 	"github.com/ronhq/ron/runtime"
 )
 
-// Operations whose handler-side rejections are audited (spec §6).
+// Operations whose handler-side rejections are audited (docs/registry.md §6).
 const (
 	opPropose = "propose"
 	opApprove = "approve"
@@ -23,7 +23,7 @@ const (
 	discShutdown     = "shutdown"
 )
 
-// meters are the API's metrics (spec/registry.md §8).
+// meters are the API's metrics (docs/registry.md §8).
 type meters struct {
 	m       *runtime.Metrics
 	dropped *metrics.Counter

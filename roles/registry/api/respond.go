@@ -11,7 +11,7 @@ import (
 	"github.com/ronhq/ron/httpx/ranges"
 )
 
-// Cache-Control values of spec/registry.md §2 and §5.
+// Cache-Control values of docs/registry.md §2 and §5.
 const (
 	ccNoCache   = "no-cache"
 	ccNoStore   = "no-store"

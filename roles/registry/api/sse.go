@@ -9,7 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// Stream constants of spec/registry.md §2.
+// Stream constants of docs/registry.md §2.
 const (
 	// streamWriteTimeout closes a stream whose one event write blocks longer.
 	streamWriteTimeout = 5 * time.Second

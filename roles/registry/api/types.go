@@ -7,7 +7,7 @@ import (
 	"github.com/ronhq/ron/roles/registry/descriptor"
 )
 
-// Response bodies shared with the committer (spec/registry.md §2).
+// Response bodies shared with the committer (docs/registry.md §2).
 type (
 	// Proposed is the 202 body of POST /registry/proposals.
 	Proposed = committer.Proposed
@@ -66,7 +66,7 @@ type Update struct {
 	CorrID      string `json:"corr_id"`
 }
 
-// Status is the body of GET /registry/status (spec/registry.md §2), built by
+// Status is the body of GET /registry/status (docs/registry.md §2), built by
 // the role. Signers are HEAD's signer ids in item order.
 type Status struct {
 	Head                Head             `json:"head"`

@@ -15,7 +15,7 @@ import (
 	"github.com/ronhq/ron/runtime"
 )
 
-// Watch tuning of spec/registry.md §9.
+// Watch tuning of docs/registry.md §9.
 const (
 	// watchBuffer is the capacity of a Watch channel.
 	watchBuffer = 64

@@ -29,7 +29,7 @@ func (a *API) writable() error {
 	return errNotReady(reasons[0])
 }
 
-// doPropose runs the §2 propose checks: write readiness, decode →
+// doPropose runs the docs/registry.md §2 propose checks: write readiness, decode →
 // canonicalise and size → item rules → payload_b3, then hands the set to
 // the committer (chain check, open-proposal cap, enqueue).
 func (a *API) doPropose(ctx context.Context, body []byte, corr string) (Proposed, error) {

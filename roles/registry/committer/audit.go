@@ -2,7 +2,7 @@ package committer
 
 import "strings"
 
-// Audit event names (spec/registry.md §6).
+// Audit event names (docs/registry.md §6).
 const (
 	evProposeAccepted = "propose.accepted"
 	evProposeRejected = "propose.rejected"
@@ -15,7 +15,7 @@ const (
 	evRollForward     = "recovery.roll_forward"
 )
 
-// auditEvent is one audit line: an info log with the §6 fields and a count
+// auditEvent is one audit line: an info log with the docs/registry.md §6 fields and a count
 // in ron_registry_audit_events_total{event}. Never a full address: b3 is
 // logged as its first 8 hex only.
 type auditEvent struct {

@@ -52,7 +52,7 @@ func invalidSig(reason string) want {
 		details: map[string]any{"reason": reason}}
 }
 
-// TestProposeChecks covers the committer's part of the §2 propose order.
+// TestProposeChecks covers the committer's part of the docs/registry.md §2 propose order.
 func TestProposeChecks(t *testing.T) {
 	runChecks(t, []checkCase{
 		{"maintenance", func(e *env) error {
@@ -112,7 +112,7 @@ func TestProposeIdempotent(t *testing.T) {
 	})
 }
 
-// TestApproveChecks covers the §2 approve order: id form, existence,
+// TestApproveChecks covers the docs/registry.md §2 approve order: id form, existence,
 // state, algo, signer, signature, duplicate.
 func TestApproveChecks(t *testing.T) {
 	approveWith := func(e *env, s *descriptor.Set, a descriptor.Approval) error {
@@ -195,7 +195,7 @@ func TestApproveChecks(t *testing.T) {
 	})
 }
 
-// TestCommitChecks covers the §2 commit order: expired, committed (same
+// TestCommitChecks covers the docs/registry.md §2 commit order: expired, committed (same
 // 201), stale or HEAD mismatch (CAS), quorum.
 func TestCommitChecks(t *testing.T) {
 	runChecks(t, []checkCase{

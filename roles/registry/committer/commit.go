@@ -10,7 +10,7 @@ import (
 	"github.com/ronhq/ron/roles/registry/segment"
 )
 
-// applyCommit runs the §2 commit checks in order (expired → 410; committed
+// applyCommit runs the docs/registry.md §2 commit checks in order (expired → 410; committed
 // → the same 201; stale or HEAD ≠ {version−1, prev_hash} → 409; fewer than
 // m valid approvals → 422), then builds the artifact, queues its record
 // and moves HEAD in memory.

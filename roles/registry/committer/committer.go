@@ -32,7 +32,7 @@ type Options struct {
 	QueueCapacity struct{ Proposals, Approvals, Commits int }
 	// Now is the clock for every time stamp and TTL; nil = time.Now.
 	Now Clock
-	// Metrics receives the §8 metrics; nil = a private set.
+	// Metrics receives the docs/registry.md §8 metrics; nil = a private set.
 	Metrics *runtime.Metrics
 	// Logger receives audit events (info) and storage failures (error).
 	Logger zerolog.Logger

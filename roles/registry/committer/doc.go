@@ -1,4 +1,4 @@
-// Package committer is the registry's single writer (spec/registry.md §4):
+// Package committer is the registry's single writer (docs/registry.md §4):
 // the in-memory state machine of proposals, approvals and commits, the
 // registry-committer goroutine with its three bounded queues and group
 // commit, registry.db (buckets meta and proposals, via store/kv), and the

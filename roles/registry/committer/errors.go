@@ -7,7 +7,7 @@ import (
 	"github.com/ronhq/ron/roles/registry/descriptor"
 )
 
-// Retry-After values of §3.
+// Retry-After values of docs/registry.md §3.
 const (
 	retryBusy        = 1
 	retryMaintenance = 30

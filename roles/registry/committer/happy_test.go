@@ -158,7 +158,7 @@ func (b *lockedBuffer) lines() []map[string]any {
 	return out
 }
 
-// TestAuditLines: accepted and rejected operations log the §6 fields,
+// TestAuditLines: accepted and rejected operations log the docs/registry.md §6 fields,
 // with payload_b3 cut to 8 hex.
 func TestAuditLines(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 	"github.com/ronhq/ron/roles/registry/segment"
 )
 
-// Operations of the spec §10 model.
+// Operations of the docs/registry.md §10 model.
 const (
 	opCommit = "commit"
 	opHead   = "head"
@@ -50,7 +50,7 @@ type linState struct {
 	chain   []string
 }
 
-// registryModel is spec §10's model: a 201 commit is legal only from
+// registryModel is docs/registry.md §10's model: a 201 commit is legal only from
 // (t−1, prev_hash), or as a retry from a state whose version t has its b3;
 // a 409 only if state.version ≠ t−1; reads equal the state.
 var registryModel = porcupine.Model{

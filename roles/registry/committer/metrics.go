@@ -11,7 +11,7 @@ import (
 // roleName is the role label of every metric.
 const roleName = "registry"
 
-// Result labels of spec/registry.md §8.
+// Result labels of docs/registry.md §8.
 const (
 	resOK            = "ok"
 	resChainMismatch = "chain_mismatch"
@@ -32,7 +32,7 @@ const (
 	endpointCommit  = "/registry/commit/{id}"
 )
 
-// meters are the committer's §8 metrics.
+// meters are the committer's docs/registry.md §8 metrics.
 type meters struct {
 	m         *runtime.Metrics
 	casFail   *metrics.Counter

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 )
 
-// Write-unready reasons of spec/registry.md §6.
+// Write-unready reasons of docs/registry.md §6.
 const (
 	ReasonStarting      = "starting"
 	ReasonMaintenance   = "maintenance"

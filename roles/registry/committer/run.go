@@ -113,7 +113,7 @@ func (c *Committer) process(msgs []*message) {
 	c.finish(b)
 }
 
-// finish runs steps (1)–(5) of §4: append + fsync the log, one fsynced
+// finish runs steps (1)–(5) of docs/registry.md §4: append + fsync the log, one fsynced
 // registry.db update, swap the snapshot, reply, notify. On an I/O error the
 // registry turns write-unready (storage) and every waiter gets 503.
 func (c *Committer) finish(b *batch) {

@@ -11,7 +11,7 @@ import (
 	"github.com/ronhq/ron/store/kv"
 )
 
-// registry.db layout (spec/registry.md §5).
+// registry.db layout (docs/registry.md §5).
 const (
 	BucketMeta        = "meta"
 	BucketProposals   = "proposals"

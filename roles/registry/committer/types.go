@@ -8,7 +8,7 @@ import (
 	"github.com/ronhq/ron/roles/registry/segment"
 )
 
-// Proposal statuses (spec/registry.md §1).
+// Proposal statuses (docs/registry.md §1).
 const (
 	StatusPending   = "pending"
 	StatusQuorumMet = "quorum_met"
@@ -17,7 +17,7 @@ const (
 	StatusExpired   = "expired"
 )
 
-// Fixed bounds of spec/registry.md §1 and §4.
+// Fixed bounds of docs/registry.md §1 and §4.
 const (
 	// MaxTombstones is the most closed proposals kept; the oldest go first.
 	MaxTombstones = 10000
@@ -31,7 +31,7 @@ const (
 )
 
 // Limits are the live (hot-reloadable) limits the committer reads per
-// message or batch. Zero fields take the spec/registry.md §7 defaults.
+// message or batch. Zero fields take the docs/registry.md §7 defaults.
 type Limits struct {
 	descriptor.Limits
 	ProposalTTL      time.Duration // 72h; applies to new proposals only
@@ -41,7 +41,7 @@ type Limits struct {
 	GroupCommitMax   int           // 256: messages drained after the first one of a batch
 }
 
-// DefaultLimits returns the §7 defaults.
+// DefaultLimits returns the docs/registry.md §7 defaults.
 func DefaultLimits() Limits {
 	return Limits{
 		Limits:           descriptor.Limits{MaxPayloadBytes: descriptor.MaxPayloadCeiling, ClockSkew: 5 * time.Minute},

@@ -17,7 +17,7 @@ const ArtifactSchemaVersion = "1.0.0"
 
 var schemaRe = regexp.MustCompile(`^(0|[1-9][0-9]{0,8})\.(0|[1-9][0-9]{0,8})\.(0|[1-9][0-9]{0,8})$`)
 
-// Artifact is a SignedArtifact, the log entry of one version (§1).
+// Artifact is a SignedArtifact, the log entry of one version (docs/registry.md §1).
 // Payload is the canonical payload; Approvals are every accepted approval
 // (none for genesis); CommittedAt is in FormatTime's form.
 type Artifact struct {

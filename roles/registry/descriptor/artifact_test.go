@@ -183,7 +183,7 @@ func TestParseArtifactLeavesChecksToVerifier(t *testing.T) {
 }
 
 // TestLeafBound: a payload at the 49,152-byte ceiling with 32 signers and
-// 32 approvals stays under 61,440 bytes (§1), below tlog-tiles' 65,535.
+// 32 approvals stays under 61,440 bytes (docs/registry.md §1), below tlog-tiles' 65,535.
 func TestLeafBound(t *testing.T) {
 	p := basePayload()
 	manySigners(p, 32, 32)

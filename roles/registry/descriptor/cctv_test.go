@@ -1,6 +1,8 @@
 package descriptor
 
 import (
+	"github.com/ronhq/ron/internal/fixtures"
+
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/hex"
@@ -9,8 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
-
-	"github.com/ronhq/ron/store/storetest"
 )
 
 // cctvVector is one C2SP/CCTV Ed25519 edge-case vector.
@@ -24,7 +24,7 @@ type cctvVector struct {
 
 func loadCCTV(t *testing.T) []cctvVector {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(storetest.TestdataDir(t), "ed25519", "ed25519vectors.json"))
+	b, err := os.ReadFile(filepath.Join(fixtures.Dir(t), "ed25519", "ed25519vectors.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func (v cctvVector) has(flag string) bool { return slices.Contains(v.Flags, flag
 //   - verifySig (the check SignerSet.Verify uses) equals crypto/ed25519.Verify
 //     and accepts exactly the vectors without non_canonical_R and
 //     low_order_residue: 208 of 914 (Go's documented behaviour, recorded in
-//     shared/testdata/SOURCES.md §6);
+//     testdata/SOURCES.md §6);
 //   - ParsePubkey refuses every key flagged low_order_A (small order, which
 //     includes every non_canonical_A key): 526 vectors; it accepts the rest
 //     (388, low_order_component_A included), of which 86 verify, again

@@ -1,11 +1,11 @@
-// Package descriptor is the registry's data model (spec/registry.md §1): the
+// Package descriptor is the registry's data model (docs/registry.md §1): the
 // DescriptorSet payload and its item rules, canonical form (RFC 8785 JCS via
 // github.com/gowebpki/jcs), payload_b3 hashing (BLAKE3-256), Ed25519
 // approvals and the signer set that checks them, the SignedArtifact log entry,
 // the propose request body, proposal ids and the bootstrap trust roots.
 //
 // Every function is pure: no I/O, no goroutines, no clocks (callers pass
-// now). Errors are *httpx.Error values carrying the §3 status and code and a
+// now). Errors are *httpx.Error values carrying the docs/registry.md §3 status and code and a
 // details object with "reason" and, where it applies, the failing "item"
 // index and "field" name, so handlers return them unchanged.
 //
@@ -17,7 +17,7 @@
 //     wrong JSON type (null included) → 400 malformed;
 //  3. size: canonical payload over Limits.MaxPayloadBytes → 413
 //     payload_too_large;
-//  4. rules: every other §1 rule → 400 bad_request.
+//  4. rules: every other docs/registry.md §1 rule → 400 bad_request.
 //
 // Within a stage the top-level members are checked before the items, items
 // in order, and members of one object in byte order of their names, so the

@@ -7,7 +7,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 )
 
-// The registry's envelope codes (spec/registry.md §3), defined in httpx.
+// The registry's envelope codes (docs/registry.md §3), defined in httpx.
 const (
 	CodeChainMismatch     = httpx.CodeChainMismatch
 	CodeDuplicateApproval = httpx.CodeDuplicateApproval
@@ -16,7 +16,7 @@ const (
 )
 
 // Values of details.reason. Malformed inputs carry the first four; 413 carries
-// ReasonMaxPayload; 422 invalid_sig carries the four §3 reasons; everything
+// ReasonMaxPayload; 422 invalid_sig carries the four docs/registry.md §3 reasons; everything
 // else is a 400 bad_request reason.
 const (
 	ReasonSyntax        = "syntax"        // not JSON, bad UTF-8, trailing data, duplicate key, lone surrogate

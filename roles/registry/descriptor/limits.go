@@ -2,7 +2,7 @@ package descriptor
 
 import "time"
 
-// Fixed limits of spec/registry.md §1.
+// Fixed limits of docs/registry.md §1.
 const (
 	// MaxPayloadCeiling is the hard ceiling on a canonical payload (bytes);
 	// max_payload_bytes may only lower it.
@@ -26,7 +26,7 @@ const (
 	MaxURLBytes = 256
 )
 
-// Limits are the live-configurable bounds of §7.
+// Limits are the live-configurable bounds of docs/registry.md §7.
 type Limits struct {
 	// MaxPayloadBytes bounds the canonical payload; ≤ 0 or above
 	// MaxPayloadCeiling means MaxPayloadCeiling.
@@ -36,7 +36,7 @@ type Limits struct {
 	ClockSkew time.Duration
 }
 
-// DefaultLimits are the §7 defaults: 49,152 bytes and 5 minutes.
+// DefaultLimits are the docs/registry.md §7 defaults: 49,152 bytes and 5 minutes.
 func DefaultLimits() Limits {
 	return Limits{MaxPayloadBytes: MaxPayloadCeiling, ClockSkew: 5 * time.Minute}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/ronhq/ron/internal/tooltest"
 )
 
-// The npm cross-check of spec/registry.md §10: npm `canonicalize` (RFC
+// The npm cross-check of docs/registry.md §10: npm `canonicalize` (RFC
 // 8785), run by scripts/node/canonicalize.mjs, yields the bytes
 // Canonicalize yields.
 

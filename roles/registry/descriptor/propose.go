@@ -21,7 +21,7 @@ var proposeShape = shape{fields: map[string]field{
 	"payload_b3":     {tString, false},
 }}
 
-// DecodePropose decodes and validates a propose body in the §2 order:
+// DecodePropose decodes and validates a propose body in the docs/registry.md §2 order:
 // canonicalise the whole body and check its shape (400 malformed), then
 // schema_version major 1 (else 400 bad_request, schema_version), then the
 // payload exactly as ParseSet (malformed → 413 → bad_request), then a

@@ -59,7 +59,7 @@ type Set struct {
 	Services  []json.RawMessage
 }
 
-// ParseSet validates a DescriptorSet payload (§1) and returns it in
+// ParseSet validates a DescriptorSet payload (docs/registry.md §1) and returns it in
 // canonical form with its payload_b3. The stages and their errors are those
 // of the package doc: 400 malformed for syntax and shape (unknown member,
 // missing member, wrong type); 413 payload_too_large when the canonical

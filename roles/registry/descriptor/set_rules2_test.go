@@ -39,7 +39,7 @@ var topRuleCases = []ruleCase{
 
 func TestParseSetTopRules(t *testing.T) { runRuleCases(t, topRuleCases) }
 
-// itemRuleCases: bad_request item rules (§1 items, ids, limits).
+// itemRuleCases: bad_request item rules (docs/registry.md §1 items, ids, limits).
 var itemRuleCases = []ruleCase{
 	{name: "unknown kind", mut: func(p obj) { item(p, 5)["kind"] = "gadget" }, want: bad(ReasonUnknownKind, 5, "kind")},
 	{name: "unknown kind beats nesting", mut: func(p obj) { item(p, 5)["kind"] = "x"; item(p, 5)["deep"] = nested(20) }, want: bad(ReasonUnknownKind, 5, "kind")},

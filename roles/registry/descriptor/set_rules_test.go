@@ -41,7 +41,7 @@ func withBase(anchor, insert string) func(t testing.TB) []byte {
 
 func rawBytes(s string) func(testing.TB) []byte { return func(testing.TB) []byte { return []byte(s) } }
 
-// malformedCases: syntax and shape (§3 row 1).
+// malformedCases: syntax and shape (docs/registry.md §3 row 1).
 var malformedCases = []ruleCase{
 	{name: "not JSON", raw: rawBytes("nope"), want: mal(ReasonSyntax, -1, "")},
 	{name: "empty", raw: rawBytes(""), want: mal(ReasonSyntax, -1, "")},

@@ -51,7 +51,7 @@ func (s *SignerSet) Signer(id string) (Signer, bool) {
 	return sg, ok
 }
 
-// Verify checks a against payloadB3 in the §2 order: algo ≠ "ed25519" → 422
+// Verify checks a against payloadB3 in the docs/registry.md §2 order: algo ≠ "ed25519" → 422
 // invalid_sig (unsupported_algo); signer not in HEAD → 422 invalid_sig
 // (revoked_signer if it was ever in force, else unknown_signer); sig not
 // base64 of 64 bytes → 400 malformed; a signature crypto/ed25519.Verify
@@ -59,7 +59,7 @@ func (s *SignerSet) Signer(id string) (Signer, bool) {
 //
 // Acceptance is exactly crypto/ed25519.Verify's (cofactorless, RFC 8032
 // with canonical S and R checks). Pinned by the C2SP/CCTV vectors
-// (shared/testdata/ed25519): Go refuses exactly the 706 of 914 vectors
+// (testdata/ed25519): Go refuses exactly the 706 of 914 vectors
 // flagged non_canonical_R or low_order_residue and accepts the other 208,
 // low-order R and low-order-component keys included. Signer keys pass
 // ParsePubkey, which removes small-order A (526 vectors); among the 388

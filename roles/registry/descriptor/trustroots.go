@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// TrustRoots are the genesis signers and quorum (§6 bootstrap).
+// TrustRoots are the genesis signers and quorum (docs/registry.md §6 bootstrap).
 type TrustRoots struct {
 	Signers []Signer
 	Quorum  Quorum

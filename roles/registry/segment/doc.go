@@ -1,5 +1,5 @@
 // Package segment is the registry's append-only log of SignedArtifact records
-// (registry spec §5): fixed-size segment files with a per-record CRC-32C,
+// (registry docs/registry.md §5): fixed-size segment files with a per-record CRC-32C,
 // torn-tail recovery at Open, cached per-segment offset indexes for reads,
 // and pruning below min_index.
 //

@@ -104,7 +104,7 @@ type Log struct {
 }
 
 // Open opens (creating if needed) the log in dir and runs recovery (registry
-// spec §5): it deletes segments wholly below MinIndex, requires the other
+// docs/registry.md §5): it deletes segments wholly below MinIndex, requires the other
 // non-final segments to be present, contiguous and well headed, scans the
 // final segment, and truncates (and fsyncs) a damaged tail that starts above
 // DurableHead. Damage it must not repair — a gap, a bad non-final header, a

@@ -6,7 +6,7 @@ import (
 	"hash/crc32"
 )
 
-// Record framing limits (registry spec §5).
+// Record framing limits (registry docs/registry.md §5).
 const (
 	// MaxCorrID is the longest corr_id a record carries, in bytes.
 	MaxCorrID = 64

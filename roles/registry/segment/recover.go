@@ -57,7 +57,7 @@ func fatal(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrRecovery}, args...)...)
 }
 
-// recover runs §5 recovery and publishes the resulting state.
+// recover runs docs/registry.md §5 recovery and publishes the resulting state.
 func (l *Log) recover(opt Options) (Recovery, error) {
 	var rec Recovery
 	firsts, err := l.listSegments()

@@ -1,5 +1,5 @@
 // Package tiles is the server side of the registry's transparency log
-// (spec/registry.md §5): an RFC 6962 Merkle tree over the registry's leaves
+// (docs/registry.md §5): an RFC 6962 Merkle tree over the registry's leaves
 // (one SignedArtifact's JCS bytes per version, leaf index = version), stored
 // as C2SP tlog-tiles hash tiles in a kv.DB, with signed C2SP tlog-checkpoint
 // notes, the tile path syntax, entry bundles and the log's Ed25519 note key.

@@ -1,6 +1,8 @@
 package tiles
 
 import (
+	"github.com/ronhq/ron/internal/fixtures"
+
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
@@ -8,15 +10,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"golang.org/x/mod/sumdb/note"
 )
-
-const noteVectors = "../../../../shared/testdata/signed-note/signed_note_vectors.json"
 
 type noteVectorFile struct {
 	Keys []struct {
@@ -44,14 +43,7 @@ type noteVectorFile struct {
 
 func loadNoteVectors(t *testing.T) noteVectorFile {
 	t.Helper()
-	path := noteVectors
-	if _, err := os.Stat(path); err != nil {
-		path = "/work/shared/testdata/signed-note/signed_note_vectors.json"
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := fixtures.Read(t, "signed-note", "signed_note_vectors.json")
 	var v noteVectorFile
 	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatal(err)

@@ -181,7 +181,7 @@ func (p TilePath) End() uint64 {
 }
 
 // Covered reports whether a tree of the given size holds everything p names
-// (spec/registry.md §5): a full tile (L, N) once (N+1)·256^(L+1) ≤ size, a
+// (docs/registry.md §5): a full tile (L, N) once (N+1)·256^(L+1) ≤ size, a
 // partial one while ⌊size/256^L⌋ − 256·N ≥ W. Entry bundles count leaves
 // (level 0). An invalid p is never covered.
 func (p TilePath) Covered(size uint64) bool {

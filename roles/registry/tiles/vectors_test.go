@@ -1,6 +1,8 @@
 package tiles
 
 import (
+	"github.com/ronhq/ron/internal/fixtures"
+
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
@@ -13,14 +15,12 @@ import (
 	"github.com/transparency-dev/merkle/proof"
 )
 
-const merkleVectors = "../../../../shared/testdata/merkle"
-
 // testTreeLeaves are the leaves of the RFC 6962 / CT test tree the merkle
 // vectors are built over.
 var testTreeLeaves = []string{"", "00", "10", "2021", "3031", "40414243", "5051525354555657", "606162636465666768696a6b6c6d6e6f"}
 
 // v0.0.2 of transparency-dev/merkle accepts these three size1 = 0 vectors
-// that upstream HEAD (and our ConsistencyProof) reject; see SOURCES.md §5.
+// that upstream HEAD (and our ConsistencyProof) reject; see testdata/SOURCES.md §5.
 var consistencyVerifierCaveat = map[string]bool{
 	"sizes-are-equal-zero-and-proof-is-empty.json": true,
 	"size1-is-zero-and-size2-is-not-zero.json":     true,
@@ -75,10 +75,7 @@ func (vt vectorTree) rootIs(size uint64, r []byte) bool {
 
 func walkVectors(t *testing.T, kind string, fn func(name string, b []byte)) int {
 	t.Helper()
-	dir := filepath.Join(merkleVectors, kind)
-	if _, err := os.Stat(dir); err != nil {
-		dir = filepath.Join("/work/shared/testdata/merkle", kind)
-	}
+	dir := fixtures.Path(t, "merkle", kind)
 	n := 0
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || filepath.Ext(path) != ".json" {

@@ -19,7 +19,7 @@ import (
 )
 
 // The fixture builds a registry log in-process with the server's own
-// packages (descriptor, tiles) and serves the §2 read routes the verifier
+// packages (descriptor, tiles) and serves the docs/registry.md §2 read routes the verifier
 // uses. It is test scaffolding: the verifier itself never imports tiles.
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -83,14 +83,14 @@ type Result struct {
 }
 
 // Names of the checks a Mismatch reports. The per-version and
-// per-checkpoint ones are the deep verifier's (spec/registry.md §6, §8);
+// per-checkpoint ones are the deep verifier's (docs/registry.md §6, §8);
 // the rest are this verifier's own.
 const (
 	CheckCanonical     = "canonical"      // leaf is not a well-formed, canonically encoded artifact
 	CheckVersion       = "version"        // artifact version ≠ leaf index
 	CheckPrevHash      = "prev_hash"      // prev_hash ≠ payload_b3 of version − 1 (ZeroHash for genesis)
 	CheckPayloadB3     = "payload_b3"     // payload_b3 ≠ BLAKE3(JCS(payload))
-	CheckRules         = "rules"          // payload breaks a §1 item rule
+	CheckRules         = "rules"          // payload breaks a docs/registry.md §1 item rule
 	CheckSignature     = "signature"      // an approval fails, or genesis carries approvals
 	CheckQuorum        = "quorum"         // fewer than m distinct valid signers
 	CheckCommittedAt   = "committed_at"   // committed_at decreased (or genesis ≠ created_at)

@@ -11,7 +11,7 @@ import (
 // TestTLogProofs: note.Open opens two checkpoints of a growing log, and
 // tlog.TileHashReader over the HTTP adapter drives ProveRecord/CheckRecord
 // on random versions and ProveTree/CheckTree across the two checkpoints
-// (spec/registry.md §10 External).
+// (docs/registry.md §10 External).
 func TestTLogProofs(t *testing.T) {
 	leaves := cachedLeaves(t, 600)
 	f := newFixture(t, leaves[:300])

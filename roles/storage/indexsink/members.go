@@ -78,7 +78,7 @@ func (s *Sink) IndexChanges() (<-chan struct{}, func()) {
 // IndexMembers implements storage.IndexWatcher: the alive index members
 // as "id=url" pairs in id order, "" without a cluster. It changes exactly
 // when an index member joins, departs or moves, which is when provider
-// ownership moves (spec/cluster.md §6).
+// ownership moves (docs/cluster.md §6).
 func (s *Sink) IndexMembers() string {
 	if s.opt.Cluster == nil {
 		return ""

@@ -1,6 +1,6 @@
 // Package indexsink is the storage.Sink the composition root plugs into the
-// storage role (spec/storage.md §5): it turns storage.Records into index
-// provider records (spec/index.md §4) and delivers them to the index role of
+// storage role (docs/storage.md §5): it turns storage.Records into index
+// provider records (docs/index.md §4) and delivers them to the index role of
 // this process when there is one, else to storage.index_urls over HTTP, else
 // (cluster mode) to an alive index member, one URL at a time with failover.
 package indexsink
@@ -64,7 +64,7 @@ type Options struct {
 	Metrics *runtime.Metrics
 }
 
-// Field syntax of spec/index.md §4.
+// Field syntax of docs/index.md §4.
 var (
 	nodeRE   = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 	regionRE = regexp.MustCompile(`^[A-Za-z0-9._-]{0,64}$`)

@@ -11,7 +11,7 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// MaxHasIDs is the most ids one /inventory/has call takes (spec/storage.md §4).
+// MaxHasIDs is the most ids one /inventory/has call takes (docs/storage.md §4).
 const MaxHasIDs = 1000
 
 // hasReply is the answer of POST /inventory/has: the held ids in input order.

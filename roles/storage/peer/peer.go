@@ -1,5 +1,5 @@
 // Package peer is the storage role's node-to-node HTTP client
-// (spec/cluster.md §4, §5): synchronous replica copies (PUT /o/{b3} with
+// (docs/cluster.md §4, §5): synchronous replica copies (PUT /o/{b3} with
 // X-Ron-Replica: 1 and Expect: 100-continue) and inventory checks
 // (POST /inventory/has) against other storage members.
 //
@@ -19,7 +19,7 @@ import (
 
 // Defaults and bounds of the client.
 const (
-	// DefaultStall is replica_stall_timeout's default (spec/cluster.md §10).
+	// DefaultStall is replica_stall_timeout's default (docs/cluster.md §10).
 	DefaultStall = 5 * time.Second
 	// ExpectContinueTimeout is how long a replica PUT waits for 100 Continue
 	// (or a final answer such as 200 "already held") before sending the body.

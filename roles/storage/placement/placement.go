@@ -1,5 +1,5 @@
 // Package placement applies rendezvous placement to storage members
-// (spec/cluster.md §3): the candidate sets W, P and L over a membership View
+// (docs/cluster.md §3): the candidate sets W, P and L over a membership View
 // and top(n, S, x) for an object id.
 package placement
 

@@ -60,7 +60,7 @@ type Decision struct {
 	Drop bool
 }
 
-// Decide applies spec/cluster.md §5 to one object. It is a pure function.
+// Decide applies docs/cluster.md §5 to one object. It is a pure function.
 //
 // M = {t ∈ T alive, lacking x}. Who acts: with self ∈ T, self acts only if
 // it has the highest score among the alive holders in T (itself included);

@@ -9,7 +9,7 @@ func tgt(id string, score uint64, alive bool, h Holding) Target {
 	return Target{ID: id, Score: score, Alive: alive, Holding: h}
 }
 
-// TestDecide is the decision table of spec/cluster.md §5: self in or out of
+// TestDecide is the decision table of docs/cluster.md §5: self in or out of
 // T, holders, departed ages (Assumed = departed within repair_after; Lost =
 // a member of top(RF, L, x) departed longer), unanswered members.
 func TestDecide(t *testing.T) {

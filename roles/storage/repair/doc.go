@@ -1,4 +1,4 @@
-// Package repair is the storage role's repair engine (spec/cluster.md §5):
+// Package repair is the storage role's repair engine (docs/cluster.md §5):
 // a planner that walks the local inventory in paced batches, asks the
 // placement targets which objects they hold and decides, object by object,
 // who pushes the missing copies; two bounded lanes (urgent, normal) that

@@ -9,7 +9,7 @@ import (
 // role is the label every repair metric carries.
 const role = "storage"
 
-// engineMetrics are the repair metrics of spec/cluster.md §11 that are
+// engineMetrics are the repair metrics of docs/cluster.md §11 that are
 // counted (the gauges are callbacks registered by Repairer.registerGauges).
 type engineMetrics struct {
 	m        *runtime.Metrics

@@ -13,7 +13,7 @@ import (
 // stay ≤ pace·Δ + Burst.
 const Burst = 1 << 20
 
-// MaxBoost is the longest admin boost (spec/cluster.md §5: S ≤ 86400 s).
+// MaxBoost is the longest admin boost (docs/cluster.md §5: S ≤ 86400 s).
 const MaxBoost = 24 * time.Hour
 
 // Pacer is the node's single repair token bucket (rate = pace, burst

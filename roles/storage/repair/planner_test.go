@@ -112,7 +112,7 @@ func TestPassLostIsUrgent(t *testing.T) {
 	}
 }
 
-// TestPassExcess covers the drop conditions of spec/cluster.md §5.
+// TestPassExcess covers the drop conditions of docs/cluster.md §5.
 func TestPassExcess(t *testing.T) {
 	ms := threeAlive()
 	infos := idsWhere(3, 2, ms, func(top []string) bool { return !contains(top, "s") })

@@ -7,7 +7,7 @@ import (
 )
 
 // Progress is the repair object of the storage role's status details
-// (spec/cluster.md §9). Counters are those of the pass in progress, or of
+// (docs/cluster.md §9). Counters are those of the pass in progress, or of
 // the last pass between passes; UnderReplicated never reads lower than the
 // last complete pass while a pass is still scanning.
 type Progress struct {

@@ -95,7 +95,7 @@ type Repairer struct {
 	reconf  chan struct{} // closed and replaced by Apply
 }
 
-// New builds the engine; it starts nothing. Every metric of spec/cluster.md
+// New builds the engine; it starts nothing. Every metric of docs/cluster.md
 // §11 that repair owns is registered here, at 0.
 func New(opt Options, cfg Config) *Repairer {
 	cfg = cfg.normalized()
@@ -264,7 +264,7 @@ func (r *Repairer) observedRF() int {
 	return s.minCopies
 }
 
-// Progress is the status object of spec/cluster.md §9.
+// Progress is the status object of docs/cluster.md §9.
 func (r *Repairer) Progress() Progress {
 	out, skipped, running := r.prog.snapshot()
 	out.BytesPending = r.lanes.pendingBytes() + skipped

@@ -8,10 +8,10 @@ import (
 )
 
 // JoinDelay is how long after a storage member joins a pass starts
-// (spec/cluster.md §5), so that a burst of joins costs one pass.
+// (docs/cluster.md §5), so that a burst of joins costs one pass.
 const JoinDelay = 10 * time.Second
 
-// schedule decides when the next pass starts (spec/cluster.md §5): Interval
+// schedule decides when the next pass starts (docs/cluster.md §5): Interval
 // after the previous pass ended; JoinDelay after the planner notices that a
 // storage member (re)joined; at once when a departed storage member passes
 // repair_after; at once on request. The engine's start counts as this node

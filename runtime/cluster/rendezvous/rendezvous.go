@@ -1,5 +1,5 @@
 // Package rendezvous ranks cluster members for a key by highest-random-weight
-// hashing with zone spread (spec/cluster.md §3). It is pure: the same
+// hashing with zone spread (docs/cluster.md §3). It is pure: the same
 // candidates and key give the same answer on every node.
 package rendezvous
 
@@ -61,7 +61,7 @@ func Rank(cands []Candidate, key []byte) []Candidate {
 	return out
 }
 
-// Top is top(n, cands, key) of spec/cluster.md §3: walking Rank's order it
+// Top is top(n, cands, key) of docs/cluster.md §3: walking Rank's order it
 // takes at most one candidate per zone until n are chosen or the zones run
 // out, then fills the remaining slots in score order. The result is in
 // choice order (zone-spread picks first) and has min(n, len(cands)) members.

@@ -20,7 +20,7 @@ func nodes(zones ...string) []Candidate {
 	return out
 }
 
-// TestSpecVectors checks the vectors of spec/cluster.md §3.
+// TestSpecVectors checks the vectors of docs/cluster.md §3.
 func TestSpecVectors(t *testing.T) {
 	hello := blake3.Sum256([]byte("hello world"))
 	wantScores := map[string]string{

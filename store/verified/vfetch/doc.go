@@ -1,5 +1,5 @@
 // Package vfetch reads objects from storage nodes and providers over HTTP
-// with the verified transfer of spec/storage.md §4 (package store/verified):
+// with the verified transfer of docs/storage.md §4 (package store/verified):
 // the chunk list (GET {base}/o/{b3}/chunks, List), the whole body or a
 // chunk-aligned range of it (GET {base}/o/{b3}, Open) whose chunks are
 // released only once verified, the whole body of a source that sends no list

@@ -117,7 +117,7 @@ func allAlive(ctx context.Context, admins []string, fetch membersFetcher) (bool,
 	return true, ""
 }
 
-// statusMembers reads cluster.members of /api/v1/status (spec/cluster.md §9).
+// statusMembers reads cluster.members of /api/v1/status (docs/cluster.md §9).
 func statusMembers(client *http.Client) membersFetcher {
 	return func(ctx context.Context, admin string) (map[string]string, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+admin+"/api/v1/status", nil)

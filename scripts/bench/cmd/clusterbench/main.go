@@ -1,5 +1,5 @@
 // Command clusterbench holds the measurements of scripts/bench/cluster.sh
-// (spec/cluster.md §13 benchmark goals); the script starts and stops the
+// (docs/cluster.md §13 benchmark goals); the script starts and stops the
 // ron processes, this tool loads and observes them. Three subcommands, each
 // printing one JSON document on stdout:
 //

@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// The series rate samples (spec/cluster.md §11).
+// The series rate samples (docs/cluster.md §11).
 const (
 	rateSeries = "ron_repair_bytes_total"
 	rateLabel  = `phase="executed"`

@@ -1,5 +1,5 @@
 // Command constjson is the reference server of scripts/bench/index.sh
-// (spec/index.md §16): a trivial net/http handler that answers every request
+// (docs/index.md §16): a trivial net/http handler that answers every request
 // with one constant JSON body, so that wrk can measure ron's cached resolve
 // against "the same bytes, no work" on the same machine.
 //

@@ -1,4 +1,4 @@
-// Command delayproxy is the slow peer of scripts/bench/index.sh (spec/index.md
+// Command delayproxy is the slow peer of scripts/bench/index.sh (docs/index.md
 // §16): a reverse proxy on loopback that holds every request for a fixed
 // delay before forwarding it unchanged (path and query) to one target.
 //

@@ -1,5 +1,5 @@
 // Command openloop is the load generator of scripts/bench/gateway.sh
-// (spec/gateway.md §12): fixed-rate (open-loop) HTTP load in several
+// (docs/gateway.md §12): fixed-rate (open-loop) HTTP load in several
 // classes, each a URL with its own rate and bearer token, with latency
 // measured from each request's scheduled send time, so that a slow server
 // cannot slow the load down and hide its own queueing (no coordinated

@@ -1,5 +1,5 @@
 // Command readytime measures how long a server takes from process start to
-// ready, for scripts/bench/edge.sh (spec/edge.md §14: Start to ready with
+// ready, for scripts/bench/edge.sh (docs/edge.md §14: Start to ready with
 // every valid fixture mounted < 300 ms):
 //
 //	readytime -url http://127.0.0.1:18080/readyz -- ron serve --amnesia …

@@ -1,5 +1,5 @@
 // Command resolvelat is the latency client of scripts/bench/index.sh
-// (spec/index.md §16): closed-loop workers GET /resolve/{key} on one index
+// (docs/index.md §16): closed-loop workers GET /resolve/{key} on one index
 // node for a fixed time, cycling through the keys, and it prints the
 // latency percentiles and where the answers came from.
 //

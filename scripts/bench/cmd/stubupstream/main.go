@@ -1,5 +1,5 @@
 // Command stubupstream stands in for a storage node behind the gateway in
-// scripts/bench/gateway.sh (spec/gateway.md §12, fairness and overload): it
+// scripts/bench/gateway.sh (docs/gateway.md §12, fairness and overload): it
 // answers GET and HEAD /o/{id} for any id with a fixed-size body after a
 // fixed delay, so that the gateway's capacity is set by its scheduler slots
 // and this delay rather than by a real store.

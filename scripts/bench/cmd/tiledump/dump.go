@@ -10,7 +10,7 @@ import (
 )
 
 // extensions is the first URL extension of each PMTiles tile type
-// (spec/edge.md §6.2).
+// (docs/edge.md §6.2).
 var extensions = map[pmtiles.TileType]string{
 	pmtiles.TileTypeMVT: "mvt", pmtiles.TileTypePNG: "png", pmtiles.TileTypeJPEG: "jpg",
 	pmtiles.TileTypeWebP: "webp", pmtiles.TileTypeAVIF: "avif", pmtiles.TileTypeMLT: "mlt",

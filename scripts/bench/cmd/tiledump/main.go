@@ -9,7 +9,7 @@
 // It writes <out>/<z>/<x>/<y>.<ext> holding each tile's stored bytes (every
 // tile id of a run-length entry gets its own file) and, with -list, one URL
 // path <prefix>/<z>/<x>/<y>.<ext> per line in tile id order. <ext> is the
-// first extension of the archive's tile type (spec/edge.md §6.2; bin when
+// first extension of the archive's tile type (docs/edge.md §6.2; bin when
 // unknown). Only archives whose tiles are stored uncompressed (compression
 // none or unknown) are accepted: a static server would need a
 // Content-Encoding per file for the others. Exit 1 on any error.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/ronhq/ron/internal/fixtures"
+
 	"bytes"
 	"fmt"
 	"io"
@@ -11,7 +13,6 @@ import (
 
 	"github.com/ronhq/ron/roles/edge/pmtiles"
 	"github.com/ronhq/ron/roles/edge/pmtiles/pmtilestest"
-	"github.com/ronhq/ron/store/storetest"
 	"go.uber.org/goleak"
 )
 
@@ -90,7 +91,7 @@ func TestDumpLeafArchive(t *testing.T) {
 // entries) dumps to 85 .png files.
 func TestDumpFixture(t *testing.T) {
 	dir := t.TempDir()
-	tiles, err := Dump(filepath.Join(storetest.TestdataDir(t), "pmtiles", "stamen_toner_z3.pmtiles"), dir)
+	tiles, err := Dump(filepath.Join(fixtures.Dir(t), "pmtiles", "stamen_toner_z3.pmtiles"), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
