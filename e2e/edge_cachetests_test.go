@@ -37,9 +37,9 @@ var cacheTestsScore = regexp.MustCompile(`cache-tests score: (\d+) of (\d+) \(fl
 // floor in scripts/cachetests/FLOOR; the test fails then. It is not parallel:
 // several of the suite's tests depend on real time, and the ports are fixed.
 func TestEdgeCacheTests(t *testing.T) {
-	for _, tool := range []string{"node", "npm"} {
+	for _, tool := range []string{"node", "npm", "curl"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			tooltest.Missing(t, "%s is not on PATH (Node.js 20+ runs the cache-tests suite)", tool)
+			tooltest.Missing(t, "%s is not on PATH (Node.js 18+ and npm run the cache-tests suite, curl waits for its servers)", tool)
 		}
 	}
 	script, err := filepath.Abs(filepath.Join("..", "scripts", "cachetests", "run.sh"))

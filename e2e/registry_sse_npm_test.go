@@ -111,7 +111,7 @@ func npmVersions(events []npmSSEEvent) []uint64 {
 func npmScript(t *testing.T, name, module string) string {
 	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
-		tooltest.Missing(t, "node is not on PATH (Node.js 20+, then %s)", npmInstallCmd)
+		tooltest.Missing(t, "node is not on PATH (Node.js 18+, then %s)", npmInstallCmd)
 	}
 	dir, err := filepath.Abs(filepath.Join("..", "scripts", "node"))
 	if err != nil {

@@ -58,7 +58,7 @@ func hexText(n int) []byte {
 	return []byte(fmt.Sprintf("%x", noise(n/2+1, 7))[:n])
 }
 
-// mixedBomb is the §11 vector: about 100 KiB of gzip inflating to 12 MiB
+// mixedBomb is the docs/gateway.md §11 vector: about 100 KiB of gzip inflating to 12 MiB
 // (blocks of a little noise followed by many zeros).
 func mixedBomb(t testing.TB) []byte {
 	t.Helper()

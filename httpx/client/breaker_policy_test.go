@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// strictHalf is a §6-style rule: ≥ 4 requests and more than half failed.
+// strictHalf is a rule in the style of docs/index.md §6: ≥ 4 requests and more than half failed.
 func strictHalf(n Counts) bool { return n.Requests >= 4 && n.TotalFailures*2 > n.Requests }
 
 func TestBreakerCustomTripAndStatus(t *testing.T) {

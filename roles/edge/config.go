@@ -41,7 +41,7 @@ type Config struct {
 	StaleIfUnreachable time.Duration `koanf:"stale_if_unreachable" help:"how long past expiry a stale asset is served while its origin is unreachable (0 = never)"`
 	MaxVariants        int           `koanf:"max_variants" help:"stored Vary variants per asset key"`
 
-	PacksDir            string        `koanf:"packs_dir" help:"folder of *.pmtiles and *.mbtiles packs; empty = <data dir>/packs when it exists"`
+	PacksDir            string        `koanf:"packs_dir" help:"folder of *.pmtiles and *.mbtiles packs; empty = <data dir>/packs (picked up when made)"`
 	Packs               []string      `koanf:"packs" help:"further pack files"`
 	VerifyPacks         string        `koanf:"verify_packs" help:"checks at mount: basic or full"`
 	PackErrors          string        `koanf:"pack_errors" help:"a pack failing its checks: fail (not ready) or skip (logged)"`

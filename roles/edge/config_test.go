@@ -223,18 +223,15 @@ func TestRestartOnlyKeys(t *testing.T) {
 func TestPacksDir(t *testing.T) {
 	data := t.TempDir()
 	c := DefaultConfig()
-	if got := c.packsDir(data); got != "" {
-		t.Errorf("without <data>/packs: %q", got)
+	if got, optional := c.packsDir(data); got != filepath.Join(data, "packs") || !optional {
+		t.Errorf("default: %q optional %v, want <data>/packs, optional", got, optional)
 	}
-	if err := os.Mkdir(filepath.Join(data, "packs"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if got := c.packsDir(data); got != filepath.Join(data, "packs") {
-		t.Errorf("with <data>/packs: %q", got)
+	if got, _ := c.packsDir(""); got != "" {
+		t.Errorf("no data dir: %q", got)
 	}
 	c.PacksDir = "/srv/packs"
-	if got := c.packsDir(data); got != "/srv/packs" {
-		t.Errorf("packs_dir set: %q", got)
+	if got, optional := c.packsDir(data); got != "/srv/packs" || optional {
+		t.Errorf("packs_dir set: %q optional %v", got, optional)
 	}
 	if c.cacheBudget(true) != 256<<20 || c.cacheBudget(false) != 1<<30 {
 		t.Errorf("cache budgets %d %d", c.cacheBudget(true), c.cacheBudget(false))

@@ -1,7 +1,6 @@
 package edge
 
 import (
-	"os"
 	"path/filepath"
 
 	"github.com/ronhq/ron/httpx"
@@ -83,24 +82,22 @@ func (c Config) cacheBudget(amnesia bool) int64 {
 }
 
 // packsDir is the folder packs are discovered in: packs_dir, else
-// <data dir>/packs when it exists (docs/edge.md §4.1), else none ("").
-func (c Config) packsDir(dataDir string) string {
+// <data dir>/packs, which may not exist yet (docs/edge.md §4.1), else none
+// (""). optional tells which of the two it is.
+func (c Config) packsDir(dataDir string) (dir string, optional bool) {
 	if c.PacksDir != "" {
-		return c.PacksDir
+		return c.PacksDir, false
 	}
 	if dataDir == "" {
-		return ""
+		return "", false
 	}
-	dir := filepath.Join(dataDir, "packs")
-	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-		return dir
-	}
-	return ""
+	return filepath.Join(dataDir, "packs"), true
 }
 
 // packOptions are the pack set's options of cfg (docs/edge.md §4); m and the logger are
 // added by the role.
 func (c Config) packOptions(dataDir string) packs.Options {
-	return packs.Options{Dir: c.packsDir(dataDir), Files: c.Packs, Verify: c.VerifyPacks, PackErrors: c.PackErrors,
+	dir, optional := c.packsDir(dataDir)
+	return packs.Options{Dir: dir, DirOptional: optional, Files: c.Packs, Verify: c.VerifyPacks, PackErrors: c.PackErrors,
 		QuickCheckMaxBytes: int64(c.QuickCheckMaxBytes), DirCacheBytes: int64(c.DirCacheBytes), Poll: c.PackPollInterval}
 }

@@ -19,7 +19,7 @@ const nodeLimit = 30 * time.Second
 // rates and formatting the page renders with.
 func TestAppHelpersUnderNode(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
-		tooltest.Missing(t, "node is not on PATH (Node.js 20+, Debian package nodejs)")
+		tooltest.Missing(t, "node is not on PATH (Node.js 18+, Debian package nodejs)")
 	}
 	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "node", "ui-parse-test.mjs"))
 	if err != nil {

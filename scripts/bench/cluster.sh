@@ -139,7 +139,7 @@ start_cluster() {
 	for n in "$@"; do launch "$n"; done
 	for n in "$@"; do ready "$n"; done
 }
-# repair_field NAME FIELD: a field of NAME's storage details.repair (§9).
+# repair_field NAME FIELD: a field of NAME's storage details.repair (docs/cluster.md §9).
 repair_field() {
 	curl -fsS "http://127.0.0.1:${ADMIN[$1]}/api/v1/status" | jq -r ".roles[] | select(.name == \"storage\") | .details.repair.$2"
 }

@@ -1,4 +1,4 @@
-// Package manifest implements ManifestV1 (spec docs/index.md §2): the JSON object
+// Package manifest implements ManifestV1 (docs/index.md §2): the JSON object
 // that describes a directory tree as a map of slash-separated paths to object
 // ids, sizes and media types.
 //

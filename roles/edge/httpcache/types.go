@@ -40,7 +40,7 @@ type Stored struct {
 	// named, in Vary order.
 	Selecting []Selected
 	// Invalidated marks an entry that must not be reused without a successful
-	// validation (RFC 9111 §4.3.5 HEAD mismatch, docs/edge.md §4.4 invalidation): it is
+	// validation (RFC 9111 §4.3.5 HEAD mismatch, RFC 9111 §4.4 invalidation): it is
 	// never fresh and never served stale.
 	Invalidated bool
 }

@@ -51,13 +51,15 @@ type candidate struct {
 }
 
 // discover lists the pack files of opt: the packs directly inside Dir plus
-// Files. An error is returned only when Dir cannot be read.
+// Files. The error says why Dir cannot be read; the candidates are then
+// those of Files alone.
 func discover(opt Options) (map[string]candidate, error) {
 	var found []candidate
+	var dirErr error
 	if opt.Dir != "" {
 		entries, err := os.ReadDir(opt.Dir)
 		if err != nil {
-			return nil, fmt.Errorf("packs_dir %s: %w", opt.Dir, err)
+			dirErr = fmt.Errorf("packs_dir %s: %w", opt.Dir, err)
 		}
 		for _, e := range entries {
 			if c, ok := dirCandidate(opt.Dir, e); ok {
@@ -68,7 +70,7 @@ func discover(opt Options) (map[string]candidate, error) {
 	for _, f := range opt.Files {
 		found = append(found, listedCandidate(f))
 	}
-	return group(found), nil
+	return group(found), dirErr
 }
 
 // dirCandidate turns a folder entry into a candidate, or false when it is

@@ -55,7 +55,11 @@ func (s *Set) poll(ctx context.Context, initial bool) error {
 	defer s.busy.Store(false)
 	opt := s.options()
 	cands, err := discover(opt)
-	if err != nil && (initial || !errors.Is(err, fs.ErrNotExist)) {
+	// A missing folder holds no packs (listed files stay) once the set
+	// runs, or from the start when it is the optional default folder; any
+	// other listing error keeps what is mounted.
+	missing := errors.Is(err, fs.ErrNotExist)
+	if err != nil && !(missing && (!initial || opt.DirOptional)) {
 		s.dirFailed(err)
 		if initial {
 			return err

@@ -309,7 +309,8 @@ func TestWatchApply(t *testing.T) {
 	})
 }
 
-// A folder that vanishes unmounts its packs; other listing errors keep them.
+// A folder that vanishes unmounts its packs, not the listed ones; other
+// listing errors keep them.
 func TestWatchFolderGone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		root := t.TempDir()
@@ -318,14 +319,47 @@ func TestWatchFolderGone(t *testing.T) {
 			t.Fatal(err)
 		}
 		writeFile(t, dir, "a.pmtiles", archive(t, pyramid(1, 'a'), pmtilestest.Options{}))
-		w := watch(t, Options{Dir: dir, Poll: time.Second})
+		listed := writeFile(t, root, "listed.pmtiles", archive(t, pyramid(1, 'l'), pmtilestest.Options{}))
+		w := watch(t, Options{Dir: dir, Files: []string{listed}, Poll: time.Second})
 		defer w.stop()
+		if got := names(w.Set); !slices.Equal(got, []string{"a", "listed"}) {
+			t.Fatalf("mounted %v", got)
+		}
 		if err := os.RemoveAll(dir); err != nil {
 			t.Fatal(err)
 		}
 		w.poll()
-		if len(names(w.Set)) != 0 {
-			t.Fatalf("mounted %v", names(w.Set))
+		if got := names(w.Set); !slices.Equal(got, []string{"listed"}) {
+			t.Fatalf("after the folder went: %v", got)
+		}
+	})
+}
+
+// The default folder (DirOptional) may not exist at Mount: the set starts
+// with no packs, picks up the folder and its packs once it is made, and a
+// configured folder that is missing still fails Mount.
+func TestWatchOptionalFolderAppears(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "packs")
+		if err := newTestSet(t, Options{Dir: dir}).Mount(context.Background()); err == nil {
+			t.Fatal("a configured folder that is missing mounted")
+		}
+		w := watch(t, Options{Dir: dir, DirOptional: true, Poll: time.Second})
+		defer w.stop()
+		if got := names(w.Set); len(got) != 0 {
+			t.Fatalf("mounted %v before the folder exists", got)
+		}
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, dir, "late.pmtiles", archive(t, pyramid(1, 'l'), pmtilestest.Options{}))
+		w.poll()
+		w.poll()
+		if got := names(w.Set); !slices.Equal(got, []string{"late"}) {
+			t.Fatalf("after the folder was made: %v", got)
+		}
+		if w.id("late") == "" {
+			t.Fatal("late is listed but cannot be acquired")
 		}
 	})
 }

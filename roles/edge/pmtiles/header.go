@@ -28,7 +28,7 @@ var magic = []byte("PMTiles")
 // Compression is a PMTiles compression code (header bytes 97 and 98).
 type Compression uint8
 
-// Compression codes of the specification (docs/edge.md §3.3).
+// Compression codes of the specification (PMTiles v3 §3.3).
 const (
 	CompressionUnknown Compression = 0
 	CompressionNone    Compression = 1
@@ -79,7 +79,7 @@ func (c Compression) ContentEncoding() string { return c.Coding().ContentEncodin
 // TileType is the PMTiles tile type (header byte 99).
 type TileType uint8
 
-// Tile types of the specification (docs/edge.md §3.2).
+// Tile types of the specification (PMTiles v3 §3.2).
 const (
 	TileTypeUnknown TileType = 0
 	TileTypeMVT     TileType = 1

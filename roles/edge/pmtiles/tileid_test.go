@@ -9,7 +9,7 @@ import (
 	"github.com/ronhq/ron/roles/edge/pmtiles"
 )
 
-// The vectors of docs/edge.md §5 (and SPEC-v3 docs/edge.md §4.1), both ways.
+// The vectors of docs/edge.md §5 (and PMTiles v3 §4.1), both ways.
 func TestTileIDVectors(t *testing.T) {
 	for _, v := range []struct {
 		z, x, y uint32

@@ -33,7 +33,7 @@ func npmCanonicalizer(t *testing.T) func(in []byte) ([]byte, error) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		tooltest.Missing(t, "node is not on PATH (Node.js 20+, then %s)", npmInstall)
+		tooltest.Missing(t, "node is not on PATH (Node.js 18+, then %s)", npmInstall)
 	}
 	if _, err := os.Stat(filepath.Join(npmDir, "node_modules", "canonicalize")); err != nil {
 		tooltest.Missing(t, "npm modules are not installed: run %s", npmInstall)

@@ -73,7 +73,7 @@ func TestBuildEdges(t *testing.T) {
 }
 
 // EncodeDirectory writes contiguous offsets as 0 and others as offset + 1
-// (SPEC-v3 appendix A.1).
+// (PMTiles v3 specification, appendix A.1).
 func TestEncodeDirectoryOffsets(t *testing.T) {
 	got := pmtilestest.EncodeDirectory([]pmtiles.Entry{
 		{TileID: 5, Offset: 0, Length: 10, RunLength: 1},

@@ -16,7 +16,7 @@ var extensions = map[pmtiles.TileType]string{
 	pmtiles.TileTypeWebP: "webp", pmtiles.TileTypeAVIF: "avif", pmtiles.TileTypeMLT: "mlt",
 }
 
-// ExtOf returns the URL extension of tile type tt: the first of §6.2, or
+// ExtOf returns the URL extension of tile type tt: the first of docs/edge.md §6.2, or
 // "bin" for unknown types.
 func ExtOf(tt pmtiles.TileType) string {
 	if ext, ok := extensions[tt]; ok {
