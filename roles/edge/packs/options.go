@@ -35,15 +35,15 @@ const role = "edge"
 
 // Options configure a Set. Zero values take the spec's defaults.
 type Options struct {
-	Dir        string   // packs_dir; "" = no folder
+	Dir string // packs_dir; "" = no folder
 	// DirOptional: Dir may not exist yet (the default <data dir>/packs):
 	// while it is missing the set has no folder packs, and a folder made
 	// later is picked up by the next poll. Otherwise a missing Dir fails
 	// Mount.
 	DirOptional bool
-	Files      []string // packs: extra pack files
-	Verify     string   // "basic" (default) or "full"
-	PackErrors string   // "fail" (default) or "skip"
+	Files       []string // packs: extra pack files
+	Verify      string   // "basic" (default) or "full"
+	PackErrors  string   // "fail" (default) or "skip"
 	// QuickCheckMaxBytes: MBTiles files up to this size get PRAGMA
 	// quick_check at basic level; 0 = 64 MiB.
 	QuickCheckMaxBytes int64
