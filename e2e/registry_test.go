@@ -24,9 +24,8 @@ import (
 	"github.com/ronhq/ron/roles/registry/descriptor"
 )
 
-// Shape of TestRegistryKill9: issue 4 asks for kill -9 at 20 random moments
-// during a commit storm from 8 concurrent clients (the docs/registry.md §10 says 10
-// and 4; the issue wins).
+// Shape of TestRegistryKill9 (docs/registry.md §10): kill -9 at 20 random
+// moments during a commit storm from 8 concurrent clients.
 const (
 	killCycles   = 20
 	killWriters  = 8
@@ -49,10 +48,10 @@ func testSeed(t *testing.T) uint64 {
 	return seed
 }
 
-// TestRegistryKill9: with M=2 of N=3 trust roots, four writers propose,
-// approve and commit while the node is SIGKILLed at a random moment and
-// restarted, ten times. After every restart each 201-acknowledged commit is
-// present unchanged, HEAD is at least the last one, every other version was
+// TestRegistryKill9: with M=2 of N=3 trust roots, killWriters writers
+// propose, approve and commit while the node is SIGKILLed at a random moment
+// and restarted, killCycles times. After every restart each
+// 201-acknowledged commit is present unchanged, HEAD is at least the last one, every other version was
 // a commit in flight (whose retry now answers that 201), the independent
 // verifier passes with the pinned log key, and the checkpoint covers HEAD.
 func TestRegistryKill9(t *testing.T) {
