@@ -87,7 +87,7 @@ done
 if [ "$install" = 0 ]; then
   if [ ${#missing_lines[@]} -gt 0 ] || [ ${#go_tools[@]} -gt 0 ] || [ ${#npm_dirs[@]} -gt 0 ]; then
     echo "test.sh --no-install: missing, so the tests would fail:" >&2
-    printf '%s\n' "${missing_lines[@]}" >&2
+    [ ${#missing_lines[@]} -eq 0 ] || printf '%s\n' "${missing_lines[@]}" >&2
     for row in "${go_tools[@]}"; do
       IFS='|' read -r mod why <<<"$row"
       echo "  ${mod%@*} — go install $mod: $why" >&2
