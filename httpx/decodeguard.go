@@ -32,7 +32,7 @@ func (s *Server) decodeGuard(c echo.Context) error {
 	if r.Body == nil || r.Body == http.NoBody || s.streaming(c) {
 		return nil
 	}
-	body, err := GuardBody(r.Header.Get("Content-Encoding"), r.Body)
+	body, err := GuardBody(ContentEncoding(r.Header), r.Body)
 	if err != nil {
 		return err
 	}
@@ -71,9 +71,11 @@ func GuardBody(encoding string, body io.ReadCloser) (io.ReadCloser, error) {
 
 // GuardBodyLimits is the gateway's decode guard (docs/gateway.md §3.2).
 // encoding is the request's Content-Encoding (several header lines joined
-// with ", "): absent or "identity" returns body unchanged; "gzip", "x-gzip"
-// or "br" (any case) returns a decoding reader; anything else, including a
-// list of codings such as "gzip, br", is a 415 unsupported_media_type.
+// with ", "): no coding (absent, empty, whitespace or "identity", see
+// ContentCodings) returns body unchanged, and the decoded-size caps are then
+// not this function's to apply (the body caps are); "gzip", "x-gzip" or "br"
+// (any case) returns a decoding reader; anything else, including a list of
+// codings such as "gzip, br", is a 415 unsupported_media_type.
 //
 // The decoder is created on the first Read, so nothing is read from body
 // before then. A Read fails with a 413 decoded_cap *Error once the decoded
@@ -128,25 +130,51 @@ const (
 	codingBr   = "br"
 )
 
-// contentCoding maps a Content-Encoding value to "" (identity), codingGzip
-// or codingBr; anything else is a 415.
+// ContentEncoding returns h's Content-Encoding field value: its field lines
+// joined with ", ", as RFC 9110 §5.3 combines them.
+func ContentEncoding(h http.Header) string {
+	return strings.Join(h.Values("Content-Encoding"), ", ")
+}
+
+// ContentCodings returns the content codings a Content-Encoding field
+// value lists (several field lines joined with ", "), lower-cased, in
+// order. By RFC 9110 §5.6.1 a list may hold empty elements, which do not
+// count, so an empty or whitespace-only value is an empty list: no coding,
+// the body is as sent. A list of just "identity" means no coding too; in a
+// longer list it counts as a coding like any other.
+func ContentCodings(field string) []string {
+	var out []string
+	for _, el := range strings.Split(field, ",") {
+		if el = strings.ToLower(strings.Trim(el, " \t")); el != "" {
+			out = append(out, el)
+		}
+	}
+	if len(out) == 1 && out[0] == "identity" {
+		return nil
+	}
+	return out
+}
+
+// contentCoding maps a Content-Encoding value to "" (no coding, see
+// ContentCodings), codingGzip or codingBr; another coding, or more than
+// one, is a 415.
 func contentCoding(encoding string) (string, error) {
-	enc := strings.ToLower(strings.TrimSpace(encoding))
-	switch enc {
-	case "", "identity":
+	codings := ContentCodings(encoding)
+	switch {
+	case len(codings) == 0:
 		return "", nil
+	case len(codings) > 1:
+		return "", NewError(http.StatusUnsupportedMediaType, CodeUnsupportedMedia, "more than one Content-Encoding (%q) is not accepted", encoding)
+	}
+	switch codings[0] {
 	case "gzip", "x-gzip":
 		return codingGzip, nil
 	case "br":
 		return codingBr, nil
 	}
-	if strings.Contains(enc, ",") {
-		return "", NewError(http.StatusUnsupportedMediaType, CodeUnsupportedMedia, "more than one Content-Encoding (%q) is not accepted", encoding)
-	}
 	return "", NewError(http.StatusUnsupportedMediaType, CodeUnsupportedMedia, "unsupported Content-Encoding %q", encoding)
 }
 
-// newGuard returns the guarded body for encoding, or nil for identity.
 func newGuard(encoding string, body io.ReadCloser, lim decodeLimits) (*guardedBody, error) {
 	coding, err := contentCoding(encoding)
 	if err != nil || coding == "" {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
-	"strings"
 	"sync"
 	"time"
 
@@ -160,7 +159,7 @@ func (r *Role) limitBody(c echo.Context, rt route, p *policy) error {
 	max := p.cfg.JSONBodyMaxBytes
 	if rt.body == bodyObject {
 		max = p.cfg.ObjectBodyMaxBytes
-		if enc := req.Header.Get("Content-Encoding"); !identity(enc) || len(req.Header.Values("Content-Encoding")) > 1 {
+		if enc := httpx.ContentEncoding(req.Header); len(httpx.ContentCodings(enc)) > 0 {
 			return httpx.NewError(http.StatusUnsupportedMediaType, httpx.CodeUnsupportedMedia,
 				"objects are stored as sent: Content-Encoding %q is not accepted (the id is the hash of the bytes sent)", enc)
 		}
@@ -170,8 +169,7 @@ func (r *Role) limitBody(c echo.Context, rt route, p *policy) error {
 	}
 	body := progressBody(admission.CapReader(req.Body, max), http.NewResponseController(c.Response()), p.cfg.ForwardTimeout)
 	if rt.body == bodyJSON {
-		enc := strings.Join(req.Header.Values("Content-Encoding"), ", ")
-		decoded, err := httpx.GuardBodyLimits(enc, body, p.cfg.DecodeMaxBytes, p.cfg.DecodeMaxRatio)
+		decoded, err := httpx.GuardBodyLimits(httpx.ContentEncoding(req.Header), body, p.cfg.DecodeMaxBytes, p.cfg.DecodeMaxRatio)
 		if err != nil {
 			return err
 		}
@@ -184,12 +182,6 @@ func (r *Role) limitBody(c echo.Context, rt route, p *policy) error {
 	}
 	req.Body = body
 	return nil
-}
-
-// identity reports whether a Content-Encoding leaves the body as sent.
-func identity(enc string) bool {
-	enc = strings.TrimSpace(enc)
-	return enc == "" || strings.EqualFold(enc, "identity")
 }
 
 // capability is stage 10 (docs/gateway.md §3.7): writes always, reads when public_reads is

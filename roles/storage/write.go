@@ -7,7 +7,6 @@ import (
 	"mime"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -135,7 +134,7 @@ func (r *Role) writable() error {
 // writeMeta applies the Content-Encoding and Content-Type rules of
 // docs/storage.md §3 step 4.
 func writeMeta(h http.Header) (store.Meta, error) {
-	if enc := strings.TrimSpace(h.Get("Content-Encoding")); enc != "" && !strings.EqualFold(enc, "identity") {
+	if len(httpx.ContentCodings(httpx.ContentEncoding(h))) > 0 {
 		return store.Meta{}, httpx.NewError(http.StatusUnsupportedMediaType, httpx.CodeUnsupportedMedia,
 			"objects are stored as sent: upload without Content-Encoding (the id is the hash of the bytes on the wire)")
 	}

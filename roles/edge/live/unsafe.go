@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -81,8 +80,7 @@ func (l *Live) readBody(r *http.Request, s Settings) ([]byte, error) {
 
 // checkDecoded runs the decode guard over a buffered body.
 func (l *Live) checkDecoded(h http.Header, b []byte, s Settings) error {
-	enc := strings.Join(h.Values("Content-Encoding"), ", ")
-	g, err := httpx.GuardBodyLimits(enc, io.NopCloser(bytes.NewReader(b)), s.DecodeMaxBytes, s.DecodeMaxRatio)
+	g, err := httpx.GuardBodyLimits(httpx.ContentEncoding(h), io.NopCloser(bytes.NewReader(b)), s.DecodeMaxBytes, s.DecodeMaxRatio)
 	if err != nil {
 		return err
 	}

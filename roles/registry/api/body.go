@@ -16,7 +16,7 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
-	if enc := r.Header.Get("Content-Encoding"); enc != "" {
+	if enc := httpx.ContentEncoding(r.Header); len(httpx.ContentCodings(enc)) > 0 {
 		if r.ContentLength > httpx.JSONBodyCap {
 			return nil, httpx.NewError(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge,
 				"body larger than %d bytes", httpx.JSONBodyCap)
