@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"github.com/ronhq/ron/internal/fixtures"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ronhq/ron/internal/fixtures"
 	"github.com/ronhq/ron/roles/edge/pmtiles"
 	"github.com/ronhq/ron/roles/edge/pmtiles/pmtilestest"
 )

@@ -1,8 +1,6 @@
 package edge
 
 import (
-	"github.com/ronhq/ron/internal/fixtures"
-
 	"context"
 	"io"
 	"net/http"
@@ -18,6 +16,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/httpx/inproc"
+	"github.com/ronhq/ron/internal/fixtures"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/verified"

@@ -1,8 +1,6 @@
 package edge
 
 import (
-	"github.com/ronhq/ron/internal/fixtures"
-
 	"context"
 	"crypto/rand"
 	"net/http"
@@ -16,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/internal/fixtures"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
 )

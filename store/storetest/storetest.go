@@ -3,8 +3,6 @@
 package storetest
 
 import (
-	"github.com/ronhq/ron/internal/fixtures"
-
 	"bytes"
 	"context"
 	"encoding/hex"
@@ -18,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ronhq/ron/internal/fixtures"
 	"github.com/ronhq/ron/store"
 )
 

@@ -1,12 +1,11 @@
 package storetest
 
 import (
-	"github.com/ronhq/ron/internal/fixtures"
-
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/ronhq/ron/internal/fixtures"
 	"github.com/ronhq/ron/store"
 	"go.uber.org/goleak"
 )

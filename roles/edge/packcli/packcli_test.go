@@ -1,8 +1,6 @@
 package packcli
 
 import (
-	"github.com/ronhq/ron/internal/fixtures"
-
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -13,6 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/ronhq/ron/internal/fixtures"
 	"github.com/ronhq/ron/roles/cli"
 )
 

@@ -1,8 +1,6 @@
 package packs
 
 import (
-	"github.com/ronhq/ron/internal/fixtures"
-
 	"bytes"
 	"context"
 	"database/sql"
@@ -15,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 	_ "modernc.org/sqlite"
 
+	"github.com/ronhq/ron/internal/fixtures"
 	"github.com/ronhq/ron/roles/edge/pmtiles/pmtilestest"
 	"github.com/ronhq/ron/runtime"
 )

@@ -1,14 +1,13 @@
 package pmtiles_test
 
 import (
-	"github.com/ronhq/ron/internal/fixtures"
-
 	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/ronhq/ron/internal/fixtures"
 	"github.com/ronhq/ron/roles/edge/pmtiles"
 	"github.com/ronhq/ron/roles/edge/pmtiles/pmtilestest"
 	"go.uber.org/goleak"

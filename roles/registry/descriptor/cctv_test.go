@@ -1,8 +1,6 @@
 package descriptor
 
 import (
-	"github.com/ronhq/ron/internal/fixtures"
-
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/hex"
@@ -11,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/ronhq/ron/internal/fixtures"
 )
 
 // cctvVector is one C2SP/CCTV Ed25519 edge-case vector.

@@ -1,8 +1,6 @@
 package tiles
 
 import (
-	"github.com/ronhq/ron/internal/fixtures"
-
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
@@ -15,6 +13,8 @@ import (
 	"testing"
 
 	"golang.org/x/mod/sumdb/note"
+
+	"github.com/ronhq/ron/internal/fixtures"
 )
 
 type noteVectorFile struct {

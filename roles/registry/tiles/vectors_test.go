@@ -1,8 +1,6 @@
 package tiles
 
 import (
-	"github.com/ronhq/ron/internal/fixtures"
-
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
@@ -13,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/transparency-dev/merkle/proof"
+
+	"github.com/ronhq/ron/internal/fixtures"
 )
 
 // testTreeLeaves are the leaves of the RFC 6962 / CT test tree the merkle

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/ronhq/ron/internal/fixtures"
-
 	"bytes"
 	"fmt"
 	"io"
@@ -11,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ronhq/ron/internal/fixtures"
 	"github.com/ronhq/ron/roles/edge/pmtiles"
 	"github.com/ronhq/ron/roles/edge/pmtiles/pmtilestest"
 	"go.uber.org/goleak"
