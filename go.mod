@@ -36,6 +36,7 @@ require (
 	golang.org/x/sys v0.49.0
 	golang.org/x/time v0.16.0
 	gopkg.in/macaroon.v2 v2.1.0
+	lukechampine.com/blake3 v1.4.1
 	modernc.org/sqlite v1.62.0
 )
 
