@@ -295,20 +295,25 @@ func (s *Server) deadlined(c echo.Context, next echo.HandlerFunc) error {
 	return err
 }
 
+// MinRequestTimeout is the shortest Request-Timeout honoured; a shorter one
+// could not even be read in time, and below a nanosecond it would round to
+// no deadline at all.
+const MinRequestTimeout = time.Millisecond
+
 // RequestTimeout parses the Request-Timeout header: seconds as an integer or
-// decimal, or a Go duration ("1.5", "2", "250ms").
-func RequestTimeout(r *http.Request) (time.Duration, bool) {
+// decimal below one day, or a Go duration ("1.5", "2", "250ms"), of at
+// least MinRequestTimeout. ok is false for anything else.
+func RequestTimeout(r *http.Request) (d time.Duration, ok bool) {
 	v := r.Header.Get("Request-Timeout")
 	if v == "" {
 		return 0, false
 	}
 	if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 && f < 86400 {
-		return time.Duration(f * float64(time.Second)), true
+		d = time.Duration(f * float64(time.Second))
+	} else if d, err = time.ParseDuration(v); err != nil {
+		return 0, false
 	}
-	if d, err := time.ParseDuration(v); err == nil && d > 0 {
-		return d, true
-	}
-	return 0, false
+	return d, d >= MinRequestTimeout
 }
 
 // handleError is echo's error handler: every error leaves as the envelope.

@@ -303,7 +303,7 @@ func TestHandlerDeadline(t *testing.T) {
 }
 
 func TestRequestTimeoutParsing(t *testing.T) {
-	cases := map[string]time.Duration{"2": 2 * time.Second, "1.5": 1500 * time.Millisecond, "250ms": 250 * time.Millisecond}
+	cases := map[string]time.Duration{"2": 2 * time.Second, "1.5": 1500 * time.Millisecond, "250ms": 250 * time.Millisecond, "0.001": time.Millisecond, "1ms": time.Millisecond}
 	for in, want := range cases {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		r.Header.Set("Request-Timeout", in)
@@ -311,7 +311,7 @@ func TestRequestTimeoutParsing(t *testing.T) {
 			t.Errorf("%q → %s %v", in, got, ok)
 		}
 	}
-	for _, in := range []string{"", "-1", "0", "soon", "1e9"} {
+	for _, in := range []string{"", "-1", "0", "soon", "1e9", "8e-19", "0.0009", "999us", "1ns", "-5ms"} {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		r.Header.Set("Request-Timeout", in)
 		if _, ok := RequestTimeout(r); ok {
@@ -383,8 +383,8 @@ func FuzzRequestTimeout(f *testing.F) {
 	f.Fuzz(func(t *testing.T, v string) {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		r.Header.Set("Request-Timeout", v)
-		if d, ok := RequestTimeout(r); ok && d <= 0 {
-			t.Fatalf("%q accepted as non-positive %s", v, d)
+		if d, ok := RequestTimeout(r); ok && d < MinRequestTimeout {
+			t.Fatalf("%q accepted as %s, below the %s floor", v, d, MinRequestTimeout)
 		}
 	})
 }

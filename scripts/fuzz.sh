@@ -55,9 +55,9 @@ for t in "${targets[@]}"; do
     result=FAILED
     failed+=("$t")
   fi
-  grep -E '^(fuzz: elapsed: [0-9]+s, execs|--- FAIL|    |FAIL|ok )' "$log" | tail -n 12
+  grep -E '^(fuzz: elapsed: [0-9]+s, execs|--- FAIL|    |FAIL|ok )' "$log" | tail -n 12 || true
   # Rate over the fuzzing phase: the last reported executions / seconds.
-  rate=$(grep -oE 'elapsed: [0-9]+s, execs: [0-9]+' "$log" | tail -n 1 |
+  rate=$({ grep -oE 'elapsed: [0-9]+s, execs: [0-9]+' "$log" || true; } | tail -n 1 |
     awk '{gsub(/s,/, "", $2); if ($2 > 0) printf "%d", $4 / $2; else print 0}')
   summary+=("$(printf '%-8s %8s exec/s  %4ss  %s' "$result" "${rate:-0}" "$(($(date +%s) - start))" "$t")")
   if [ "$result" = FAILED ]; then
