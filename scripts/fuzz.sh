@@ -15,7 +15,9 @@
 # script goes on with the other targets and exits 1 when any failed. At the
 # end it prints each target's executions per second; minimizing an
 # interesting input is capped at 10 runs (-fuzzminimizetime=10x) so that
-# slow targets spend their budget fuzzing.
+# slow targets spend their budget fuzzing. A bare "context deadline
+# exceeded" at the end of the budget with no input written is Go 1.26's
+# coordinator race (golang/go#75804), reported as ok-race, not a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -51,6 +53,12 @@ for t in "${targets[@]}"; do
   start=$(date +%s)
   if go test -run '^$' -fuzz "^$name\$" -fuzztime "$duration" -fuzzminimizetime 10x "./$dir" >"$log" 2>&1; then
     result=ok
+  elif [ "$before" = "$(ls "$dir/testdata/fuzz/$name" 2>/dev/null | sort || true)" ] &&
+    grep -qx '    context deadline exceeded' "$log"; then
+    # Go 1.26's fuzz coordinator can fail a target with a bare "context
+    # deadline exceeded" as -fuzztime ends (golang/go#75804, fixed in Go
+    # 1.27): no input was written, so there is nothing to reproduce.
+    result=ok-race
   else
     result=FAILED
     failed+=("$t")
