@@ -138,12 +138,18 @@ func TestWriteMetaMalformed(t *testing.T) {
 	}{
 		{"multipart/form-data; boundary=x", "", 415}, {"MULTIPART/FORM-DATA; boundary=x", "", 415},
 		{"", "gzip", 415}, {"", "br", 415}, {"", "identity, gzip", 415}, {"text/plain", "gzip", 415},
+		{"", "gzip,", 415}, {"", ", br", 415}, {"", "identity, identity", 415},
 		{"text/plain; charset", "", 400}, {"a b", "", 400}, {"text/" + strings.Repeat("a", 251), "", 400},
 		{"text/plain\x7f", "", 400}, {"text/plain; x=\"é\"", "", 400}, {"/", "", 400}, {"text/", "", 400},
 	} {
 		_, err := writeMeta(header(c.ctype, c.enc))
 		if he := httpx.AsError(err); err == nil || he.Status != c.status {
 			t.Errorf("writeMeta(%q, %q) = %v, want %d", c.ctype, c.enc, err, c.status)
+		}
+	}
+	for _, enc := range []string{" ", ",", " , ", "identity,", " , IDENTITY"} { // no coding (RFC 9110 §5.6.1)
+		if _, err := writeMeta(header("text/plain", enc)); err != nil {
+			t.Errorf("Content-Encoding %q: %v", enc, err)
 		}
 	}
 	m, err := writeMeta(header("application/x-www-form-urlencoded", ""))
@@ -175,7 +181,15 @@ func FuzzWriteMeta(f *testing.F) {
 			}
 			return
 		}
-		if e := strings.TrimSpace(enc); e != "" && !strings.EqualFold(e, "identity") {
+		// RFC 9110 §5.6.1: empty list elements do not count; accepted means
+		// no coding at all, or just "identity".
+		var codings []string
+		for _, el := range strings.Split(enc, ",") {
+			if el = strings.TrimSpace(el); el != "" {
+				codings = append(codings, strings.ToLower(el))
+			}
+		}
+		if len(codings) > 1 || len(codings) == 1 && codings[0] != "identity" {
 			t.Fatalf("accepted Content-Encoding %q", enc)
 		}
 		if meta.ContentType == "" {
