@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"testing"
+
+	"github.com/ronhq/ron/internal/iox"
 )
 
 // addRangeSeeds seeds f with every Range value of the matrix via add.
@@ -78,15 +80,15 @@ func FuzzPlanBody(f *testing.F) {
 		p := NewPlan(r, size, testETag, ct, int(maxParts))
 		h := http.Header{}
 		p.SetHeaders(h, size, ct)
-		cw := &countingWriter{w: io.Discard}
+		cw := &iox.CountingWriter{W: io.Discard}
 		var buf bytes.Buffer
 		if p.Status == 206 && len(p.Ranges) > 1 {
-			cw.w = &buf
+			cw.W = &buf
 		}
 		if err := p.WriteBody(cw, size, ct, zeroReader(size)); err != nil {
 			t.Fatal(err)
 		}
-		checkFuzzPlan(t, p, h, cw.n, size)
+		checkFuzzPlan(t, p, h, cw.N, size)
 		if buf.Len() > 0 && validFieldValue(ct) {
 			checkPartsCount(t, buf.Bytes(), h.Get("Content-Type"), len(p.Ranges))
 		}

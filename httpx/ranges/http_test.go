@@ -8,21 +8,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ronhq/ron/internal/iox"
 )
 
 const objectSize = 102400
-
-// countingWriter counts the bytes passed through to w.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
 
 // objectHandler serves body the way a role does: NewPlan, caller headers,
 // SetHeaders, WriteBody. It reports the bytes written per request on written.
@@ -35,16 +25,16 @@ func objectHandler(t *testing.T, body []byte, written chan<- int64) http.Handler
 		h.Set("Accept-Ranges", "bytes")
 		p.SetHeaders(h, size, testCT)
 		w.WriteHeader(p.Status)
-		cw := &countingWriter{w: w}
+		cw := &iox.CountingWriter{W: w}
 		if r.Method == http.MethodGet {
 			if err := p.WriteBody(cw, size, testCT, sliceReader(body)); err != nil {
 				t.Errorf("WriteBody: %v", err)
 			}
 		}
-		if cw.n != p.ContentLength && r.Method == http.MethodGet && (p.Status == 200 || p.Status == 206) {
-			t.Errorf("wrote %d bytes, Content-Length %d", cw.n, p.ContentLength)
+		if cw.N != p.ContentLength && r.Method == http.MethodGet && (p.Status == 200 || p.Status == 206) {
+			t.Errorf("wrote %d bytes, Content-Length %d", cw.N, p.ContentLength)
 		}
-		written <- cw.n
+		written <- cw.N
 	})
 }
 

@@ -23,6 +23,7 @@ import (
 
 	lbao "lukechampine.com/blake3/bao"
 
+	"github.com/ronhq/ron/internal/iox"
 	"github.com/ronhq/ron/store"
 )
 
@@ -114,13 +115,13 @@ func Verify(dst io.Writer, data io.Reader, ob Outboard, id store.ID) error {
 }
 
 func (t tree) verify(dst io.Writer, data io.Reader, ob Outboard, id store.ID) error {
-	cw := &countingWriter{w: dst}
+	cw := &iox.CountingWriter{W: dst}
 	ok, err := lbao.Decode(cw, data, bytes.NewReader(ob), t.log, id)
 	if err != nil {
-		return fmt.Errorf("bao: after %d verified bytes: %w", cw.n, unexpectedEOF(err))
+		return fmt.Errorf("bao: after %d verified bytes: %w", cw.N, unexpectedEOF(err))
 	}
 	if !ok {
-		return &MismatchError{Group: cw.n / t.groupSize()}
+		return &MismatchError{Group: cw.N / t.groupSize()}
 	}
 	if n, _ := data.Read(make([]byte, 1)); n > 0 {
 		return fmt.Errorf("bao: data goes on past the object's %d bytes", ob.Size())
@@ -182,13 +183,13 @@ func (t tree) verifySlice(dst io.Writer, slice io.Reader, id store.ID, start, le
 	if size := binary.LittleEndian.Uint64(hdr[:]); size < uint64(start) || size-uint64(start) < uint64(length) {
 		return fmt.Errorf("%w: the slice states an object of %d bytes, not holding %d bytes at %d", ErrMismatch, size, length, start)
 	}
-	cw := &countingWriter{w: dst}
+	cw := &iox.CountingWriter{W: dst}
 	ok, err := lbao.DecodeSlice(cw, io.MultiReader(bytes.NewReader(hdr[:]), slice), t.log, uint64(start), uint64(length), id)
 	switch {
 	case err != nil:
-		return fmt.Errorf("bao: slice after %d verified bytes: %w", cw.n, unexpectedEOF(err))
+		return fmt.Errorf("bao: slice after %d verified bytes: %w", cw.N, unexpectedEOF(err))
 	case !ok:
-		return &MismatchError{Group: (start + cw.n) / t.groupSize()}
+		return &MismatchError{Group: (start + cw.N) / t.groupSize()}
 	}
 	if n, _ := slice.Read(make([]byte, 1)); n > 0 {
 		return fmt.Errorf("%w: the slice goes on past its range", ErrMismatch)
@@ -226,16 +227,4 @@ func (w *writerAt) WriteAt(p []byte, off int64) (int, error) {
 		return 0, fmt.Errorf("bao: write of %d bytes at %d past the outboard's %d", len(p), off, len(w.b))
 	}
 	return copy(w.b[off:], p), nil
-}
-
-// countingWriter counts what reached w.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }

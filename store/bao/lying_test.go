@@ -12,6 +12,16 @@ import (
 // lyingObject is 5 whole groups and a partial one.
 const lyingSize = 5*GroupSize + 1234
 
+// lyingObject returns the object's bytes, outboard and id.
+func lyingObject(t *testing.T) ([]byte, Outboard, store.ID) {
+	in := baoInput(lyingSize)
+	ob, id, err := Encode(bytes.NewReader(in), lyingSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in, ob, id
+}
+
 // source is one answer a lying (or honest) source gives for the object:
 // its bytes and its outboard.
 type source struct {
@@ -62,11 +72,7 @@ func lyingSources(t *testing.T, in []byte, ob Outboard) []source {
 // honest; otherwise it fails, and every byte it wrote is the object's own —
 // exactly the groups before the lie.
 func TestVerifyLyingSources(t *testing.T) {
-	in := baoInput(lyingSize)
-	ob, id, err := Encode(bytes.NewReader(in), lyingSize)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in, ob, id := lyingObject(t)
 	for _, s := range lyingSources(t, in, ob) {
 		t.Run(s.name, func(t *testing.T) {
 			var out bytes.Buffer
@@ -90,11 +96,7 @@ func TestVerifyLyingSources(t *testing.T) {
 // TestVerifyStreamShapes: a short stream, a longer one, a truncated and an
 // inconsistent outboard.
 func TestVerifyStreamShapes(t *testing.T) {
-	in := baoInput(lyingSize)
-	ob, id, err := Encode(bytes.NewReader(in), lyingSize)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in, ob, id := lyingObject(t)
 	var out bytes.Buffer
 	if err := Verify(&out, bytes.NewReader(in[:3*GroupSize+5]), ob, id); !errors.Is(err, io.ErrUnexpectedEOF) || out.Len() != 3*GroupSize {
 		t.Fatalf("short stream: %v, %d bytes", err, out.Len())
@@ -147,11 +149,7 @@ func sliceOf(t *testing.T, s source, r [2]int64) []byte {
 // source yields exactly the range; from a lying source whose lie falls in
 // the range's groups it fails, and every byte written is the range's own.
 func TestVerifySliceLyingSources(t *testing.T) {
-	in := baoInput(lyingSize)
-	ob, id, err := Encode(bytes.NewReader(in), lyingSize)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in, ob, id := lyingObject(t)
 	for _, s := range lyingSources(t, in, ob) {
 		for _, r := range ranges {
 			want := in[r[0] : r[0]+r[1]]
@@ -173,11 +171,7 @@ func TestVerifySliceLyingSources(t *testing.T) {
 // TestVerifySliceWrongRange: a slice of one range never verifies as
 // another, and a slice that states a shorter object fails before any byte.
 func TestVerifySliceWrongRange(t *testing.T) {
-	in := baoInput(lyingSize)
-	ob, id, err := Encode(bytes.NewReader(in), lyingSize)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in, ob, id := lyingObject(t)
 	honest := source{data: in, outboard: ob}
 	slice := sliceOf(t, honest, [2]int64{GroupSize, GroupSize})
 	for _, r := range [][2]int64{{0, GroupSize}, {2 * GroupSize, GroupSize}, {GroupSize, GroupSize + 1}, {GroupSize + 1, GroupSize}} {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/ranges"
+	"github.com/ronhq/ron/internal/iox"
 )
 
 // body describes one representation to send: its size, media type, the
@@ -106,21 +107,9 @@ func (t *Tiles) writeBody(w io.Writer, plan ranges.Plan, b body) (int64, error) 
 	if b.data != nil {
 		read = sliceRead(b.data)
 	}
-	cw := &countWriter{w: w}
+	cw := &iox.CountingWriter{W: w}
 	err := plan.WriteBody(cw, b.size, b.ctype, read)
-	return cw.n, err
-}
-
-// countWriter counts the bytes written through it.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (cw *countWriter) Write(p []byte) (int, error) {
-	n, err := cw.w.Write(p)
-	cw.n += int64(n)
-	return n, err
+	return cw.N, err
 }
 
 // sliceRead copies ranges of an in-memory representation.
