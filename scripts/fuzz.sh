@@ -30,7 +30,7 @@ duration="${1:-60s}"
 pattern="${2:-.}"
 
 # targets: "<package dir>.<target>" for every func FuzzX(f *testing.F).
-mapfile -t all < <(git ls-files '*_test.go' 2>/dev/null || find . -name '*_test.go' -not -path '*/node_modules/*' | sed 's|^\./||') 
+mapfile -t all < <(git ls-files '*_test.go' 2>/dev/null || find . -name '*_test.go' -not -path '*/node_modules/*' | sed 's|^\./||')
 mapfile -t targets < <(
   for f in "${all[@]}"; do
     sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(f \*testing\.F).*/\1/p' "$f" | sed "s|^|$(dirname "$f").|"
