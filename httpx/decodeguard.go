@@ -175,6 +175,7 @@ func contentCoding(encoding string) (string, error) {
 	return "", NewError(http.StatusUnsupportedMediaType, CodeUnsupportedMedia, "unsupported Content-Encoding %q", encoding)
 }
 
+// newGuard returns the guarded body for encoding, or nil for no coding.
 func newGuard(encoding string, body io.ReadCloser, lim decodeLimits) (*guardedBody, error) {
 	coding, err := contentCoding(encoding)
 	if err != nil || coding == "" {
