@@ -295,9 +295,10 @@ func (s *Server) deadlined(c echo.Context, next echo.HandlerFunc) error {
 	return err
 }
 
-// MinRequestTimeout is the shortest Request-Timeout honoured; a shorter one
-// could not even be read in time, and below a nanosecond it would round to
-// no deadline at all.
+// MinRequestTimeout is the shortest Request-Timeout any listener honours
+// (the shared chain, the gateway's and the edge's parsers alike); a shorter
+// one could not even be read in time, and below a nanosecond it would round
+// to no deadline at all.
 const MinRequestTimeout = time.Millisecond
 
 // RequestTimeout parses the Request-Timeout header: seconds as an integer or

@@ -18,7 +18,7 @@ import (
 
 // Ref is one section reference found in a text.
 type Ref struct {
-	Doc     string // base name under docs/, e.g. "edge.md"; "" when none is named
+	Doc     string // base name under docs/, e.g. "edge.md"
 	Section string // "4.2"; "" for a reference to the whole document
 	Line    int    // 1-based line of the reference in the text
 }

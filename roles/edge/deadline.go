@@ -14,10 +14,7 @@ import (
 )
 
 // Request-Timeout bounds (docs/edge.md §2): decimal seconds within 0.001–3600.
-const (
-	minRequestTimeout = time.Millisecond
-	headerRequestMax  = time.Hour
-)
+const headerRequestMax = time.Hour
 
 var requestTimeoutRE = regexp.MustCompile(`^[0-9]{1,4}(\.[0-9]{1,9})?$`)
 
@@ -35,7 +32,7 @@ func requestTimeout(r *http.Request, def time.Duration) (time.Duration, error) {
 	}
 	f, err := strconv.ParseFloat(vs[0], 64)
 	d := time.Duration(f * float64(time.Second))
-	if err != nil || d < minRequestTimeout || d > headerRequestMax {
+	if err != nil || d < httpx.MinRequestTimeout || d > headerRequestMax {
 		return 0, bad
 	}
 	return min(d, def), nil

@@ -15,6 +15,7 @@ import (
 
 // sample is the committed pack of the README's tour.
 func sample(t *testing.T) string {
+	t.Helper()
 	return filepath.Join(fixtures.ModuleRoot(t), "examples", "packs", "world.pmtiles")
 }
 

@@ -11,7 +11,7 @@ import (
 // Request-Timeout bounds (docs/gateway.md §3.8) and the default forward
 // deadline (forward_timeout).
 const (
-	MinRequestTimeout     = time.Millisecond
+	MinRequestTimeout     = httpx.MinRequestTimeout
 	MaxRequestTimeout     = time.Hour
 	DefaultForwardTimeout = 5 * time.Second
 )
