@@ -24,8 +24,12 @@ import (
 	lbao "lukechampine.com/blake3/bao"
 
 	"github.com/ronhq/ron/internal/iox"
-	"github.com/ronhq/ron/store"
 )
+
+// ID is an object id: the BLAKE3-256 of the object, the root of its tree.
+// ID converts to it implicitly (the package does not import store,
+// which builds on it).
+type ID = [32]byte
 
 // GroupLog is the Bao group parameter: groups of 2^6 BLAKE3 chunks.
 const GroupLog = 6
@@ -90,18 +94,18 @@ func (t tree) parseOutboard(b []byte, size int64) (Outboard, error) {
 }
 
 // Encode reads size bytes from data and returns their outboard and id.
-func Encode(data io.Reader, size int64) (Outboard, store.ID, error) { return ours.encode(data, size) }
+func Encode(data io.Reader, size int64) (Outboard, ID, error) { return ours.encode(data, size) }
 
-func (t tree) encode(data io.Reader, size int64) (Outboard, store.ID, error) {
+func (t tree) encode(data io.Reader, size int64) (Outboard, ID, error) {
 	if size < 0 {
-		return nil, store.ID{}, fmt.Errorf("%w: negative object size %d", ErrBadOutboard, size)
+		return nil, ID{}, fmt.Errorf("%w: negative object size %d", ErrBadOutboard, size)
 	}
 	buf := &writerAt{b: make([]byte, t.outboardSize(size))}
 	root, err := lbao.Encode(buf, data, size, t.log, true)
 	if err != nil {
-		return nil, store.ID{}, err
+		return nil, ID{}, err
 	}
-	return Outboard(buf.b), store.ID(root), nil
+	return Outboard(buf.b), ID(root), nil
 }
 
 // Verify streams the object from data to dst, checking every group against
@@ -110,11 +114,11 @@ func (t tree) encode(data io.Reader, size int64) (Outboard, store.ID, error) {
 // verify (wrong bytes, or an outboard that is not this object's) is an
 // ErrMismatch naming the group; data that ends early is
 // io.ErrUnexpectedEOF; data that goes on past the object is an error too.
-func Verify(dst io.Writer, data io.Reader, ob Outboard, id store.ID) error {
+func Verify(dst io.Writer, data io.Reader, ob Outboard, id ID) error {
 	return ours.verify(dst, data, ob, id)
 }
 
-func (t tree) verify(dst io.Writer, data io.Reader, ob Outboard, id store.ID) error {
+func (t tree) verify(dst io.Writer, data io.Reader, ob Outboard, id ID) error {
 	cw := &iox.CountingWriter{W: dst}
 	ok, err := lbao.Decode(cw, data, bytes.NewReader(ob), t.log, id)
 	if err != nil {
@@ -125,6 +129,28 @@ func (t tree) verify(dst io.Writer, data io.Reader, ob Outboard, id store.ID) er
 	}
 	if n, _ := data.Read(make([]byte, 1)); n > 0 {
 		return fmt.Errorf("bao: data goes on past the object's %d bytes", ob.Size())
+	}
+	return nil
+}
+
+// VerifyGroup checks group, the bytes of group g (0-based; GroupSize bytes,
+// fewer for the last group), against id with ob: the group's chaining value
+// and the parents on its path must hash up to the root. It needs only the
+// outboard and the group, so a reader checks any group, in any order,
+// before it emits a byte of it. A group that does not verify (wrong bytes,
+// wrong length, or an outboard that is not this object's) is a
+// *MismatchError; g outside the object is ErrBadRange.
+func VerifyGroup(group []byte, ob Outboard, id ID, g int64) error {
+	return ours.verifyGroup(group, ob, id, g)
+}
+
+func (t tree) verifyGroup(group []byte, ob Outboard, id ID, g int64) error {
+	size, gs := ob.Size(), t.groupSize()
+	if g < 0 || size == 0 || g > (size-1)/gs {
+		return fmt.Errorf("%w: group %d of an object of %d bytes", ErrBadRange, g, size)
+	}
+	if want := min(gs, size-g*gs); int64(len(group)) != want || !lbao.VerifyChunk(group, ob, t.log, uint64(g*gs), id) {
+		return &MismatchError{Group: g}
 	}
 	return nil
 }
@@ -168,11 +194,11 @@ func (t tree) extractSlice(dst io.Writer, groups io.Reader, ob Outboard, start, 
 // verified against id. A slice that does not verify is an ErrMismatch; a
 // slice of another range or length, or a truncated one, fails too. dst may
 // have received a verified prefix of the range when an error is returned.
-func VerifySlice(dst io.Writer, slice io.Reader, id store.ID, start, length int64) error {
+func VerifySlice(dst io.Writer, slice io.Reader, id ID, start, length int64) error {
 	return ours.verifySlice(dst, slice, id, start, length)
 }
 
-func (t tree) verifySlice(dst io.Writer, slice io.Reader, id store.ID, start, length int64) error {
+func (t tree) verifySlice(dst io.Writer, slice io.Reader, id ID, start, length int64) error {
 	if start < 0 || length <= 0 {
 		return fmt.Errorf("%w: %d bytes at %d", ErrBadRange, length, start)
 	}

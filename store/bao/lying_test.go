@@ -5,15 +5,13 @@ import (
 	"errors"
 	"io"
 	"testing"
-
-	"github.com/ronhq/ron/store"
 )
 
 // lyingObject is 5 whole groups and a partial one.
 const lyingSize = 5*GroupSize + 1234
 
 // lyingObject returns the object's bytes, outboard and id.
-func lyingObject(t *testing.T) ([]byte, Outboard, store.ID) {
+func lyingObject(t *testing.T) ([]byte, Outboard, ID) {
 	in := baoInput(lyingSize)
 	ob, id, err := Encode(bytes.NewReader(in), lyingSize)
 	if err != nil {
@@ -192,7 +190,81 @@ func TestVerifySliceWrongRange(t *testing.T) {
 	if err := VerifySlice(&out, bytes.NewReader(short[:5]), id, 0, 1); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("truncated header: %v", err)
 	}
-	if err := VerifySlice(&out, bytes.NewReader(short), store.ID{}, 0, 1); !errors.Is(err, ErrMismatch) {
+	if err := VerifySlice(&out, bytes.NewReader(short), ID{}, 0, 1); !errors.Is(err, ErrMismatch) {
 		t.Fatalf("another id: %v", err)
+	}
+}
+
+// TestVerifyGroupLyingSources checks every group on its own, in reverse
+// order (a reader may verify any group first): an honest source's groups
+// all verify; a lying one's group fails exactly when it is not the object's
+// own or its proof path is wrong.
+func TestVerifyGroupLyingSources(t *testing.T) {
+	in, ob, id := lyingObject(t)
+	groups := (int64(len(in)) + GroupSize - 1) / GroupSize
+	for _, s := range lyingSources(t, in, ob) {
+		t.Run(s.name, func(t *testing.T) {
+			sob, err := ParseOutboard(s.outboard, int64(len(s.data)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for g := groups - 1; g >= 0; g-- {
+				from, to := g*GroupSize, min((g+1)*GroupSize, int64(len(s.data)))
+				err := VerifyGroup(s.data[from:to], sob, id, g)
+				own := bytes.Equal(s.data[from:to], in[from:to]) && bytes.Equal(s.outboard, ob)
+				var me *MismatchError
+				switch {
+				case own && err != nil:
+					t.Errorf("group %d is the object's own, with its outboard: %v", g, err)
+				case !own && s.good >= 0 && from >= s.good && (!errors.As(err, &me) || me.Group != g):
+					t.Errorf("group %d at or past the lie: %v, want a mismatch in group %d", g, err, g)
+				}
+			}
+		})
+	}
+}
+
+// TestVerifyGroupShapes: the wrong length, a wrong id, a group outside the
+// object and the one-group object.
+func TestVerifyGroupShapes(t *testing.T) {
+	in, ob, id := lyingObject(t)
+	last := int64(len(in)-1) / GroupSize
+	lastGroup := in[last*GroupSize:]
+	small := in[:1000]
+	smallOB, smallID, err := Encode(bytes.NewReader(small), int64(len(small)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty, emptyID, err := Encode(bytes.NewReader(nil), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		group []byte
+		ob    Outboard
+		id    ID
+		g     int64
+		want  error
+	}{
+		{"the last group", lastGroup, ob, id, last, nil},
+		{"the last group with a byte more", append(bytes.Clone(lastGroup), 0), ob, id, last, ErrMismatch},
+		{"the last group a byte short", lastGroup[:len(lastGroup)-1], ob, id, last, ErrMismatch},
+		{"a whole group a byte short", in[:GroupSize-1], ob, id, 0, ErrMismatch},
+		{"group 0 at the place of group 1", in[:GroupSize], ob, id, 1, ErrMismatch},
+		{"another id", in[:GroupSize], ob, smallID, 0, ErrMismatch},
+		{"a group past the end", lastGroup, ob, id, last + 1, ErrBadRange},
+		{"a negative group", in[:GroupSize], ob, id, -1, ErrBadRange},
+		{"the one group of a small object", small, smallOB, smallID, 0, nil},
+		{"the small object, one byte flipped", append([]byte{small[0] ^ 1}, small[1:]...), smallOB, smallID, 0, ErrMismatch},
+		{"the empty object has no group", nil, empty, emptyID, 0, ErrBadRange},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := VerifyGroup(c.group, c.ob, c.id, c.g)
+			if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {
+				t.Fatalf("VerifyGroup: %v, want %v", err, c.want)
+			}
+		})
 	}
 }
