@@ -94,7 +94,8 @@ func TestBadInput(t *testing.T) {
 		}
 		for name, p := range bad {
 			wantError(t, "GET "+name, do(t, http.MethodGet, n.url("/o/"+p), nil, nil), http.StatusBadRequest, "bad_request")
-			wantError(t, "GET chunks "+name, do(t, http.MethodGet, n.url("/o/"+p+"/chunks"), nil, nil), http.StatusBadRequest, "bad_request")
+			wantError(t, "GET outboard "+name, do(t, http.MethodGet, n.url("/o/"+p+"/outboard"), nil, nil), http.StatusBadRequest, "bad_request")
+			wantError(t, "GET slice "+name, do(t, http.MethodGet, n.url("/o/"+p+"/slice?start=0&len=1"), nil, nil), http.StatusBadRequest, "bad_request")
 			wantError(t, "PUT "+name, do(t, http.MethodPut, n.url("/o/"+p), auth(wtok), []byte("x")), http.StatusBadRequest, "bad_request")
 		}
 		if r := do(t, http.MethodHead, n.url("/o/"+hexID), nil, nil); r.status != http.StatusBadRequest {
@@ -103,7 +104,7 @@ func TestBadInput(t *testing.T) {
 	})
 
 	t.Run("paths and methods", func(t *testing.T) {
-		for _, p := range []string{"/o/" + id + "/", "/o/" + id + "/other", "/nope", "/o/" + id + "/chunks/x"} {
+		for _, p := range []string{"/o/" + id + "/", "/o/" + id + "/other", "/nope", "/o/" + id + "/outboard/x"} {
 			wantError(t, "GET "+p, do(t, http.MethodGet, n.url(p), nil, nil), http.StatusNotFound, "not_found")
 		}
 		r := do(t, http.MethodPatch, u, auth(wtok), []byte("x"))

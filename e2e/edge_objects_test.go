@@ -96,7 +96,7 @@ func (e *edgeNode) edgeTmp() []string {
 func TestEdgeObjectFillSurvivesKill(t *testing.T) {
 	t.Parallel()
 	e := startEdge(t, edgeSpec{roles: "edge,storage"})
-	data := randomBytes(21, 300_000) // 5 chunks, the last one short
+	data := randomBytes(21, 300_000) // 5 groups of 64 KiB, the last one short
 	id := e.post(e.token("storage:write"), data).CID
 	path := "/o/" + id
 
@@ -121,13 +121,13 @@ func TestEdgeObjectFillSurvivesKill(t *testing.T) {
 
 // fakeObject is what fakeStorage serves for one id.
 type fakeObject struct {
-	list  []byte // GET /o/{id}/chunks
-	body  []byte // GET /o/{id}
-	stall int    // > 0: send this many body bytes, then hang until released or the client goes
+	outboard []byte // GET /o/{id}/outboard
+	body     []byte // GET /o/{id}
+	stall    int    // > 0: send this many body bytes, then hang until released or the client goes
 }
 
 // fakeStorage is an HTTP storage that can lie: bodies that do not hash to
-// their id, chunk lists that match them, and bodies that stall midway.
+// their id, outboards of those bodies, and bodies that stall midway.
 type fakeStorage struct {
 	*httptest.Server
 	mu      sync.Mutex
@@ -150,19 +150,16 @@ func newFakeStorage(t *testing.T) *fakeStorage {
 	return f
 }
 
-// put serves body under id with the chunk list of body (so each chunk
-// checks out but the whole may not hash to id), or with listOf's list.
-func (f *fakeStorage) put(t *testing.T, id string, body, listOf []byte, stall int) {
+// put serves body under id with the outboard of outboardOf (body's own:
+// a self-consistent lie when body does not hash to id).
+func (f *fakeStorage) put(t *testing.T, id string, body, outboardOf []byte, stall int) {
 	t.Helper()
-	sid, err := store.ParseID(id)
-	if err != nil {
+	if _, err := store.ParseID(id); err != nil {
 		t.Fatal(err)
 	}
-	l := verified.ListOf(listOf)
-	l.ID = sid
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.objects[id] = fakeObject{list: l.AppendJSON(nil), body: body, stall: stall}
+	f.objects[id] = fakeObject{outboard: verified.TreeOf(outboardOf).Outboard, body: body, stall: stall}
 }
 
 // bodyGets is how many body GETs id got.
@@ -174,10 +171,10 @@ func (f *fakeStorage) bodyGets(id string) int {
 
 func (f *fakeStorage) serve(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.Path, "/o/")
-	id, chunks := strings.CutSuffix(rest, "/chunks")
+	id, outboard := strings.CutSuffix(rest, "/outboard")
 	f.mu.Lock()
 	obj, found := f.objects[id]
-	if ok && found && !chunks && r.Method == http.MethodGet {
+	if ok && found && !outboard && r.Method == http.MethodGet {
 		f.gets[id]++
 	}
 	f.mu.Unlock()
@@ -186,9 +183,9 @@ func (f *fakeStorage) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("ETag", `"`+id+`"`)
-	if chunks {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(obj.list)
+	if outboard {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		_, _ = w.Write(obj.outboard)
 		return
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
@@ -223,11 +220,12 @@ func (f *fakeStorage) serveStalled(w http.ResponseWriter, r *http.Request, obj f
 //     restart nothing partial is visible (blobs/tmp is empty and the next
 //     GET is a miss that fills the whole object).
 //   - Storage returns bytes that do not hash to the id (docs/edge.md §13):
-//     a one-chunk body with a matching chunk list, a one-chunk body with the
-//     right list, and a four-chunk body whose last chunk is wrong. No client
-//     ever receives a complete body; each is 502 (etag_invalid) or aborted
-//     before its declared length; nothing is stored (a second GET goes to
-//     storage again).
+//     one-group and four-group bodies with the outboard of those bytes,
+//     a one-group body with the right outboard, and a four-group body whose
+//     last group is wrong under the right outboard. No client ever receives
+//     a complete body; each is 502 (etag_invalid) or aborted before its
+//     declared length; nothing is stored (a second GET goes to storage
+//     again).
 func TestEdgeObjectsFromHTTPStorage(t *testing.T) {
 	t.Parallel()
 	fake := newFakeStorage(t)
@@ -285,14 +283,15 @@ func stalledFillKilled(t *testing.T, e *edgeNode, fake *fakeStorage, id string) 
 // id" in its three shapes.
 func wrongBytesRows(t *testing.T, e *edgeNode, fake *fakeStorage) {
 	rows := []struct {
-		name       string
-		right      []byte // the object the id names
-		wrong      []byte // what storage sends
-		listOfSent bool   // the chunk list matches what is sent (else the right list)
+		name           string
+		right          []byte // the object the id names
+		wrong          []byte // what storage sends
+		outboardOfSent bool   // the outboard is that of what is sent (else the right one)
 	}{
-		{"one chunk, list of the wrong bytes", randomBytes(41, edgeSmall), randomBytes(42, edgeSmall), true},
-		{"one chunk, list of the right bytes", randomBytes(43, edgeSmall), randomBytes(44, edgeSmall), false},
-		{"last of four chunks wrong, list of the wrong bytes", randomBytes(45, 200_000), nil, true},
+		{"one group, outboard of the wrong bytes", randomBytes(41, edgeSmall), randomBytes(42, edgeSmall), true},
+		{"one group, outboard of the right bytes", randomBytes(43, edgeSmall), randomBytes(44, edgeSmall), false},
+		{"last of four groups wrong, outboard of the wrong bytes", randomBytes(45, 200_000), nil, true},
+		{"last of four groups wrong, outboard of the right bytes", randomBytes(46, 200_000), nil, false},
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
@@ -302,11 +301,11 @@ func wrongBytesRows(t *testing.T, e *edgeNode, fake *fakeStorage) {
 				wrong = bytes.Clone(row.right)
 				wrong[len(wrong)-1] ^= 0xff
 			}
-			list := row.right
-			if row.listOfSent {
-				list = wrong
+			outboardOf := row.right
+			if row.outboardOfSent {
+				outboardOf = wrong
 			}
-			fake.put(t, id, wrong, list, 0)
+			fake.put(t, id, wrong, outboardOf, 0)
 			for i := 1; i <= 2; i++ {
 				wantNoWrongBody(t, e, id, len(row.right))
 				if n := fake.bodyGets(id); n != i {

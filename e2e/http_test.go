@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ronhq/ron/store/bao"
+	"github.com/ronhq/ron/store/storetest"
 )
 
 // wantObjectHeaders checks the headers every 200/206/304 carries.
@@ -185,16 +188,18 @@ func TestRangeAndConditionals(t *testing.T) {
 		t.Errorf("HEAD If-Match other: %d, want 412", r.status)
 	}
 
-	// The chunk list.
-	r = do(t, http.MethodGet, u+"/chunks", nil, nil)
-	if r.status != http.StatusOK || r.header.Get("ETag") != `"`+id+`/chunks"` {
-		t.Errorf("GET chunks: %d, ETag %q", r.status, r.header.Get("ETag"))
+	// The outboard, a slice across a group boundary, and the removed list.
+	r = do(t, http.MethodGet, u+"/outboard", nil, nil)
+	if r.status != http.StatusOK || r.header.Get("ETag") != `"`+id+`/outboard"` || !bytes.Equal(r.body, storetest.ExpectedOutboard(data)) {
+		t.Errorf("GET outboard: %d, ETag %q, %d bytes", r.status, r.header.Get("ETag"), len(r.body))
 	}
-	wantChunks := `"chunk_size":65536,"chunks":["` + idOf(data[:65536]) + `","` + idOf(data[65536:131072]) + `","` +
-		idOf(data[131072:196608]) + `","` + idOf(data[196608:]) + `"]`
-	if !bytes.Contains(r.body, []byte(wantChunks)) {
-		t.Errorf("chunk list %s lacks %s", r.body, wantChunks)
+	r = do(t, http.MethodGet, u+"/slice?start=65000&len=1000", nil, nil)
+	var got bytes.Buffer
+	if err := bao.VerifySlice(&got, bytes.NewReader(r.body), storetest.MustID(t, id), 65000, 1000); r.status != http.StatusOK ||
+		err != nil || !bytes.Equal(got.Bytes(), data[65000:66000]) {
+		t.Errorf("GET slice: %d, %v", r.status, err)
 	}
+	wantError(t, "GET chunks", do(t, http.MethodGet, u+"/chunks", nil, nil), http.StatusGone, "gone")
 }
 
 // flipByte inverts one byte of a file in place.

@@ -51,6 +51,23 @@ func (id ID) Prefix() string { return hex.EncodeToString(id[:4]) }
 // Sum returns the id of b.
 func Sum(b []byte) ID { return blake3.Sum256(b) }
 
+// Hasher computes an id incrementally: Write the bytes, then ID. It is not
+// safe for concurrent use.
+type Hasher struct{ h *blake3.Hasher }
+
+// NewHasher returns a Hasher of no bytes yet.
+func NewHasher() *Hasher { return &Hasher{h: blake3.New()} }
+
+// Write hashes p; it never fails.
+func (h *Hasher) Write(p []byte) (int, error) { return h.h.Write(p) }
+
+// ID returns the id of the bytes written so far.
+func (h *Hasher) ID() ID {
+	var id ID
+	h.h.Sum(id[:0])
+	return id
+}
+
 // ChunkCount returns the number of chunks of an object of size bytes:
 // ceil(size / ChunkSize); 0 for an empty object (or a negative size).
 func ChunkCount(size int64) int {

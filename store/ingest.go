@@ -2,12 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
-	"sync/atomic"
 
-	"github.com/zeebo/blake3"
+	"github.com/ronhq/ron/store/bao"
 )
 
 // ReadSize is the largest single read Ingest issues (1 MiB, a multiple of
@@ -25,6 +25,11 @@ type IngestOptions struct {
 	// MaxBytes caps the stream; 0 = no cap. Reading stops at the crossing
 	// byte with ErrTooLarge.
 	MaxBytes int64
+	// Size is the stream's length when it is known in advance (a
+	// Content-Length); 0 means unknown. With it Ingest hashes while it
+	// reads; without it (or when the stream turns out to have another
+	// length) the caller hashes what it stored with Ingested.Finish.
+	Size int64
 	// Keep means the sink retains the buffers it is given: Ingest then
 	// allocates a fresh buffer per read instead of recycling pooled ones.
 	// Buffers then start at ChunkSize and double up to ReadSize; every
@@ -34,89 +39,134 @@ type IngestOptions struct {
 
 // Ingested is the result of a successful Ingest.
 type Ingested struct {
-	ID     ID
-	Chunks []ID
-	Size   int64
+	// ID and Outboard are set once the bytes were hashed (Hashed).
+	ID       ID
+	Outboard bao.Outboard
+	Size     int64
 }
 
-// Ingest reads r to EOF in reads of at most ReadSize bytes, hands every
-// buffer to sink (on the calling goroutine) and, concurrently, to two hashing
-// goroutines: one computes the whole-object digest, the other the chunk
-// digests. The buffers are shared, never copied. Without Keep, sink must
-// not retain its argument. The context is checked between reads. Errors:
-// the context's error, ErrTooLarge, sink's error, or the reader's error
-// wrapped with %w. Both goroutines have ended when Ingest returns.
+// Hashed reports whether ID and Outboard are set.
+func (in *Ingested) Hashed() bool { return in.Outboard != nil }
+
+// Finish hashes stored, the in.Size bytes Ingest handed to its sink, when
+// Ingest did not (Hashed is false), setting ID and Outboard; it does
+// nothing otherwise. stored is read only then.
+func (in *Ingested) Finish(stored io.Reader) error {
+	if in.Hashed() {
+		return nil
+	}
+	ob, id, err := bao.Encode(stored, in.Size)
+	if err != nil {
+		return fmt.Errorf("store: hash the stored body: %w", err)
+	}
+	in.ID, in.Outboard = id, ob
+	return nil
+}
+
+// Ingest reads r to EOF in reads of at most ReadSize bytes and hands every
+// buffer to sink (on the calling goroutine). When opt.Size states the
+// length, a hashing goroutine computes the id and the Bao outboard from the
+// same buffers concurrently (they are shared, never copied); otherwise the
+// caller hashes the stored bytes with Ingested.Finish, which costs one
+// pass as well. Without Keep, sink must not retain its argument. The
+// context is checked between reads. Errors: the context's error,
+// ErrTooLarge, sink's error, or the reader's error wrapped with %w. The
+// hashing goroutine has ended when Ingest returns.
 func Ingest(ctx context.Context, r io.Reader, opt IngestOptions, sink func([]byte) error) (Ingested, error) {
-	p := newPipeline(opt.Keep)
+	p := newPipeline(opt.Keep, opt.Size)
 	size, err := p.pump(ctx, r, opt.MaxBytes, sink)
-	id, chunks := p.finish(err != nil)
+	ob, id := p.finish(err != nil)
 	if err != nil {
 		return Ingested{}, err
 	}
-	return Ingested{ID: id, Chunks: chunks, Size: size}, nil
+	in := Ingested{Size: size}
+	if ob != nil && size == opt.Size {
+		in.ID, in.Outboard = id, ob
+	}
+	return in, nil
 }
 
-// pbuf is a buffer shared by the sink and the two hashers.
+// pbuf is a buffer shared by the sink and the hasher.
 type pbuf struct {
-	b    *[]byte
-	n    int
-	refs atomic.Int32
+	b *[]byte
+	n int
 }
 
 type pipeline struct {
-	keep         bool
-	whole, chunk chan *pbuf
-	free         chan *pbuf
-	abort        atomic.Bool
-	wg           sync.WaitGroup
-	wholeSum     ID
-	chunkSums    []ID
+	keep bool
+	tree chan *pbuf // nil when the size is unknown: nothing hashes
+	free chan *pbuf
+	wg   sync.WaitGroup
+	ob   bao.Outboard
+	id   ID
 }
 
-func newPipeline(keep bool) *pipeline {
-	p := &pipeline{keep: keep, whole: make(chan *pbuf, pipelineBuffers), chunk: make(chan *pbuf, pipelineBuffers)}
+func newPipeline(keep bool, size int64) *pipeline {
+	p := &pipeline{keep: keep}
 	if !keep {
 		p.free = make(chan *pbuf, pipelineBuffers)
 		for range pipelineBuffers {
 			p.free <- &pbuf{b: bufPool.Get().(*[]byte)}
 		}
 	}
-	p.wg.Add(2)
-	go p.runWhole()
-	go p.runChunks()
+	if size > 0 {
+		p.tree = make(chan *pbuf, pipelineBuffers)
+		p.wg.Add(1)
+		go p.runTree(size)
+	}
 	return p
 }
 
-func (p *pipeline) runWhole() {
+// runTree is the hashing goroutine: it encodes the stream's first size
+// bytes and keeps the result when the stream had exactly that many.
+func (p *pipeline) runTree(size int64) {
 	defer p.wg.Done()
-	h := blake3.New()
-	for pb := range p.whole {
-		if !p.abort.Load() {
-			h.Write((*pb.b)[:pb.n])
-		}
-		p.release(pb)
+	feed := &treeFeed{ch: p.tree, release: p.recycle}
+	ob, id, err := bao.Encode(feed, size)
+	if extra := feed.drain(); err == nil && extra == 0 {
+		p.ob, p.id = ob, id
 	}
-	h.Sum(p.wholeSum[:0])
 }
 
-func (p *pipeline) runChunks() {
-	defer p.wg.Done()
-	var c chunker
-	for pb := range p.chunk {
-		if !p.abort.Load() {
-			c.write((*pb.b)[:pb.n])
-		}
-		p.release(pb)
-	}
-	p.chunkSums = c.sums()
+// treeFeed reads the buffers sent to the hashing goroutine, recycling each
+// one once it was read.
+type treeFeed struct {
+	ch      <-chan *pbuf
+	cur     *pbuf
+	off     int
+	release func(*pbuf)
 }
 
-// release drops one hasher's reference; the last one recycles the buffer.
-// free has room for every buffer, so this never blocks.
-func (p *pipeline) release(pb *pbuf) {
-	if pb.refs.Add(-1) == 0 && !p.keep {
-		p.free <- pb
+func (f *treeFeed) Read(b []byte) (int, error) {
+	for f.cur == nil || f.off == f.cur.n {
+		if f.cur != nil {
+			f.release(f.cur)
+			f.cur = nil
+		}
+		pb, ok := <-f.ch
+		if !ok {
+			return 0, io.EOF
+		}
+		f.cur, f.off = pb, 0
 	}
+	n := copy(b, (*f.cur.b)[f.off:f.cur.n])
+	f.off += n
+	return n, nil
+}
+
+// drain releases every buffer not read yet and returns their byte count.
+func (f *treeFeed) drain() int64 {
+	var left int64
+	if f.cur != nil {
+		left += int64(f.cur.n - f.off)
+		f.release(f.cur)
+		f.cur = nil
+	}
+	for pb := range f.ch {
+		left += int64(pb.n)
+		f.release(pb)
+	}
+	return left
 }
 
 // next returns an empty buffer of at most limit bytes; total is the number
@@ -129,7 +179,7 @@ func (p *pipeline) next(limit, total int64) *pbuf {
 	return <-p.free
 }
 
-// pump reads r until EOF and feeds the hashers and sink.
+// pump reads r until EOF and feeds the hasher and sink.
 func (p *pipeline) pump(ctx context.Context, r io.Reader, maxBytes int64, sink func([]byte) error) (int64, error) {
 	var total int64
 	for {
@@ -143,7 +193,7 @@ func (p *pipeline) pump(ctx context.Context, r io.Reader, maxBytes int64, sink f
 		pb := p.next(limit, total)
 		n, rerr := io.ReadFull(r, (*pb.b)[:min(limit, int64(len(*pb.b)))])
 		total += int64(n)
-		eof := rerr == io.EOF || rerr == io.ErrUnexpectedEOF
+		eof := errors.Is(rerr, io.EOF) || errors.Is(rerr, io.ErrUnexpectedEOF)
 		if rerr != nil && !eof {
 			p.recycle(pb)
 			return total, fmt.Errorf("store: read body: %w", rerr)
@@ -158,37 +208,47 @@ func (p *pipeline) pump(ctx context.Context, r io.Reader, maxBytes int64, sink f
 	}
 }
 
-// feed hands the first n bytes of pb to both hashers, then to sink.
+// feed hands the first n bytes of pb to the hasher, which recycles it once
+// read, then to sink; with nothing hashing it recycles pb itself. A
+// recycled buffer is taken again only by the next read, after sink
+// returned.
 func (p *pipeline) feed(pb *pbuf, n int, sink func([]byte) error) error {
 	if n == 0 {
 		p.recycle(pb)
 		return nil
 	}
 	pb.n = n
-	pb.refs.Store(2)
-	p.whole <- pb
-	p.chunk <- pb
-	return sink((*pb.b)[:n])
+	if p.tree != nil {
+		p.tree <- pb
+		return sink((*pb.b)[:n])
+	}
+	err := sink((*pb.b)[:n])
+	p.recycle(pb)
+	return err
 }
 
-// recycle returns a buffer that was never handed to the hashers.
+// recycle returns a buffer to the free list (kept buffers are the sink's).
+// The free list has room for every buffer, so this never blocks.
 func (p *pipeline) recycle(pb *pbuf) {
 	if !p.keep {
 		p.free <- pb
 	}
 }
 
-// finish stops the hashers, waits for them and returns their results.
-// With abort set, queued buffers are released without hashing.
-func (p *pipeline) finish(abort bool) (ID, []ID) {
-	p.abort.Store(abort)
-	close(p.whole)
-	close(p.chunk)
+// finish stops the hasher, waits for it and returns its result (nil when
+// it did not finish the stream, or abort: nothing will be stored).
+func (p *pipeline) finish(abort bool) (bao.Outboard, ID) {
+	if p.tree != nil {
+		close(p.tree)
+	}
 	p.wg.Wait()
 	if !p.keep {
 		for range pipelineBuffers {
 			bufPool.Put((<-p.free).b)
 		}
 	}
-	return p.wholeSum, p.chunkSums
+	if abort {
+		return nil, ID{}
+	}
+	return p.ob, p.id
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/ronhq/ron/store/bao"
 )
 
 // MaxContentTypeLen is the longest accepted Meta.ContentType.
@@ -64,6 +66,10 @@ type PutOptions struct {
 	Meta Meta
 	// MaxBytes caps the body size; 0 means no cap.
 	MaxBytes int64
+	// Size is the body's length when known in advance (a Content-Length;
+	// 0 unknown): the engine then hashes while it receives. A body of
+	// another length is still stored, hashed after it was received.
+	Size int64
 }
 
 // Object is an open, readable object. ReadChunk may be called concurrently;
@@ -71,12 +77,14 @@ type PutOptions struct {
 type Object interface {
 	// Info describes the object.
 	Info() Info
-	// ChunkDigests returns the chunk digests in order; callers must not
-	// modify the slice.
-	ChunkDigests() []ID
+	// Outboard returns the object's Bao outboard, which proves every chunk
+	// against the id; nil while the object's sidecar is v1 (not upgraded
+	// yet, see BlobStore.Upgrade). Callers must not modify it.
+	Outboard() bao.Outboard
 	// ReadChunk reads chunk i whole into buf (len(buf) must be at least the
-	// chunk's length, ChunkSize is always enough), verifies it against its
-	// digest and returns the chunk bytes (a prefix of buf). On mismatch it
+	// chunk's length, ChunkSize is always enough), verifies it (against the
+	// id through the outboard; a v1 object against its chunk digest) and
+	// returns the chunk bytes (a prefix of buf). On mismatch it
 	// returns *CorruptError{ID, i, KindData}; the engine has then quarantined
 	// the object and called its OnCorrupt hook.
 	ReadChunk(i int, buf []byte) ([]byte, error)
@@ -109,6 +117,14 @@ type BlobStore interface {
 	// and Chunks are set; ContentType and Created may be zero. Temporary and
 	// quarantined objects are excluded.
 	List(ctx context.Context, after *ID, limit int) ([]Info, error)
+	// Upgrade rewrites a v1 sidecar as v2 (docs/storage.md §5): the data is
+	// hashed whole, and only when it hashes to id is the v2 sidecar, with
+	// the outboard, put in place of the old one (atomically: written to
+	// tmp/, fsynced, renamed). It reports whether it upgraded; false with
+	// nil for an object that is already v2 (or an engine with no v1
+	// sidecars). Data that does not hash to id is quarantined
+	// (*CorruptError); ErrNotFound when the object is absent.
+	Upgrade(ctx context.Context, id ID) (bool, error)
 	// Has reports, in input order, which ids are held (quarantined: false).
 	Has(ctx context.Context, ids []ID) ([]bool, error)
 	// Free returns the bytes still acceptable: fs, the file system's
@@ -149,11 +165,19 @@ func (h Hooks) SidecarRebuilt(id ID) {
 	}
 }
 
-// VerifyChunk checks b against want and returns a *CorruptError for id and
-// chunk i on mismatch.
-func VerifyChunk(id ID, i int, b []byte, want ID) error {
-	if Sum(b) != want {
-		return &CorruptError{ID: id, Chunk: i, Kind: KindData}
+// CheckChunk verifies b, the bytes of chunk i, against the object: a v2
+// sidecar proves it against the id through the outboard, a v1 sidecar
+// against its chunk digest. It returns a *CorruptError for the chunk on
+// mismatch.
+func (s *Sidecar) CheckChunk(i int, b []byte) error {
+	var ok bool
+	if s.Version == SidecarV1 {
+		ok = Sum(b) == s.Chunks[i]
+	} else {
+		ok = bao.VerifyGroup(b, s.Outboard, s.Digest, int64(i)) == nil
+	}
+	if !ok {
+		return &CorruptError{ID: s.Digest, Chunk: i, Kind: KindData}
 	}
 	return nil
 }

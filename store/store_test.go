@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ronhq/ron/store"
+	"github.com/ronhq/ron/store/bao"
 	"github.com/ronhq/ron/store/storetest"
 	"go.uber.org/goleak"
 )
@@ -73,52 +76,6 @@ func FuzzParseID(f *testing.F) {
 	})
 }
 
-func TestHasherVectors(t *testing.T) {
-	for _, v := range storetest.OfficialVectors(t) {
-		data := storetest.Pattern(v.InputLen)
-		for _, step := range []int{1, 7, 1000, 65536, len(data) + 1} {
-			h := store.NewHasher()
-			for off := 0; off < len(data); off += step {
-				h.Write(data[off:min(off+step, len(data))])
-			}
-			id, chunks, n := h.Sum()
-			if id != v.ID || n != int64(len(data)) || !equalIDs(chunks, storetest.ExpectedChunks(data)) {
-				t.Fatalf("len %d step %d: id %s, want %s", v.InputLen, step, id, v.ID)
-			}
-		}
-	}
-	var zero store.Hasher
-	if id, chunks, n := zero.Sum(); id.String() != "b3:af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262" || len(chunks) != 0 || n != 0 {
-		t.Fatalf("empty: %s %d %d", id, len(chunks), n)
-	}
-}
-
-func TestHasherSpecVector(t *testing.T) {
-	h := store.NewHasher()
-	h.Write(storetest.Pattern(102400))
-	id, chunks, _ := h.Sum()
-	want := []string{
-		"b3:68d647e619a930e7b1082f74f334b0c65a315725569bdc123f0ee11881717bfe",
-		"b3:1b314bec1682449387dbf17690bdd41311bdf21f3062998c1b89a631ac26dae2",
-	}
-	if id.String() != "b3:bc3e3d41a1146b069abffad3c0d44860cf664390afce4d9661f7902e7943e085" || len(chunks) != 2 ||
-		chunks[0].String() != want[0] || chunks[1].String() != want[1] {
-		t.Fatalf("id %s chunks %v", id, chunks)
-	}
-}
-
-func equalIDs(a, b []store.ID) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // slowReader returns at most n bytes per Read.
 type slowReader struct {
 	r io.Reader
@@ -130,24 +87,39 @@ func (s *slowReader) Read(p []byte) (int, error) { return s.r.Read(p[:min(len(p)
 func TestIngest(t *testing.T) {
 	for _, keep := range []bool{false, true} {
 		for _, size := range []int{0, 1, 65536, store.ReadSize, store.ReadSize + 1, 3*store.ReadSize + 12345} {
-			data := storetest.Pattern(size)
-			var got []byte
-			var segs []int
-			in, err := store.Ingest(context.Background(), &slowReader{bytes.NewReader(data), 100_000},
-				store.IngestOptions{Keep: keep}, func(b []byte) error {
-					got = append(got, b...)
-					segs = append(segs, len(b))
-					return nil
-				})
-			if err != nil || in.ID != store.Sum(data) || in.Size != int64(size) || !bytes.Equal(got, data) ||
-				!equalIDs(in.Chunks, storetest.ExpectedChunks(data)) {
-				t.Fatalf("keep=%v size %d: %+v %v", keep, size, in.Size, err)
+			for _, stated := range []int{size, 0, size + 1, max(size-1, 0)} {
+				testIngest(t, keep, size, stated)
 			}
-			for i, n := range segs {
-				if n > store.ReadSize || (i < len(segs)-1 && (n%store.ChunkSize != 0 || !keep && n != store.ReadSize)) {
-					t.Fatalf("keep=%v size %d: segment sizes %v", keep, size, segs)
-				}
-			}
+		}
+	}
+}
+
+// testIngest ingests size bytes stated as stated (0 unknown): the sink gets
+// every byte in ChunkSize-aligned segments; the id and outboard are set by
+// Ingest exactly when the statement was right, else by Finish.
+func testIngest(t *testing.T, keep bool, size, stated int) {
+	data := storetest.Pattern(size)
+	var got []byte
+	var segs []int
+	in, err := store.Ingest(context.Background(), &slowReader{bytes.NewReader(data), 100_000},
+		store.IngestOptions{Keep: keep, Size: int64(stated)}, func(b []byte) error {
+			got = append(got, b...)
+			segs = append(segs, len(b))
+			return nil
+		})
+	if err != nil || in.Size != int64(size) || !bytes.Equal(got, data) {
+		t.Fatalf("keep=%v size %d: %+v %v", keep, size, in.Size, err)
+	}
+	if in.Hashed() != (stated == size && size > 0) {
+		t.Fatalf("keep=%v size %d stated %d: hashed while reading = %v", keep, size, stated, in.Hashed())
+	}
+	if err := in.Finish(bytes.NewReader(got)); err != nil || in.ID != store.Sum(data) ||
+		!bytes.Equal(in.Outboard, storetest.ExpectedOutboard(data)) {
+		t.Fatalf("keep=%v size %d stated %d: id %s (%v), want %s, or outboard wrong", keep, size, stated, in.ID, err, store.Sum(data))
+	}
+	for i, n := range segs {
+		if n > store.ReadSize || (i < len(segs)-1 && (n%store.ChunkSize != 0 || !keep && n != store.ReadSize)) {
+			t.Fatalf("keep=%v size %d: segment sizes %v", keep, size, segs)
 		}
 	}
 }
@@ -165,10 +137,28 @@ func TestIngestErrors(t *testing.T) {
 	if !errors.Is(err, sinkErr) {
 		t.Fatalf("sink error: %v", err)
 	}
-	_, err = store.Ingest(context.Background(), bytes.NewReader(storetest.Pattern(5<<20)), store.IngestOptions{MaxBytes: 3 << 20},
-		func([]byte) error { return nil })
-	if !errors.Is(err, store.ErrTooLarge) {
-		t.Fatalf("too large: %v", err)
+	for _, stated := range []int64{0, 5 << 20} {
+		_, err = store.Ingest(context.Background(), bytes.NewReader(storetest.Pattern(5<<20)), store.IngestOptions{MaxBytes: 3 << 20, Size: stated},
+			func([]byte) error { return nil })
+		if !errors.Is(err, store.ErrTooLarge) {
+			t.Fatalf("too large, stated %d: %v", stated, err)
+		}
+	}
+	calls = 0
+	_, err = store.Ingest(context.Background(), bytes.NewReader(storetest.Pattern(5<<20)), store.IngestOptions{Size: 5 << 20},
+		func([]byte) error {
+			if calls++; calls == 3 {
+				return sinkErr
+			}
+			return nil
+		})
+	if !errors.Is(err, sinkErr) {
+		t.Fatalf("sink error while hashing: %v", err)
+	}
+	var in store.Ingested
+	in.Size = 10
+	if err := in.Finish(bytes.NewReader(make([]byte, 9))); err == nil {
+		t.Fatal("Finish of a short stored body succeeded")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -180,29 +170,66 @@ func TestIngestErrors(t *testing.T) {
 
 func sampleSidecar(n int, ct string) store.Sidecar {
 	data := storetest.Pattern(n)
-	h := store.NewHasher()
-	h.Write(data)
-	id, chunks, size := h.Sum()
-	return store.NewSidecar(id, size, chunks, store.Meta{ContentType: ct}, time.UnixMilli(1_700_000_000_123))
+	ob, id, err := bao.Encode(bytes.NewReader(data), int64(n))
+	if err != nil {
+		panic(err)
+	}
+	return store.NewSidecar(id, int64(n), ob, store.Meta{ContentType: ct}, time.UnixMilli(1_700_000_000_123))
+}
+
+// sampleSidecarV1 is sampleSidecar in the v1 layout, chunk digests in
+// place of the outboard.
+func sampleSidecarV1(n int, ct string) store.Sidecar {
+	return storetest.SidecarV1(storetest.Pattern(n), ct, time.UnixMilli(1_700_000_000_123))
 }
 
 func TestSidecarRoundTrip(t *testing.T) {
 	for _, sc := range []store.Sidecar{sampleSidecar(0, ""), sampleSidecar(102400, "text/plain; charset=utf-8"),
-		sampleSidecar(65536, strings.Repeat("a", 255))} {
+		sampleSidecar(65536, strings.Repeat("a", 255)), sampleSidecar(5*65536+1, "a/b"),
+		sampleSidecarV1(0, ""), sampleSidecarV1(102400, "text/plain"), sampleSidecarV1(65536, "")} {
 		b := store.EncodeSidecar(sc)
-		if len(b) != 98+len(sc.ContentType)+32*len(sc.Chunks) {
-			t.Fatalf("length %d", len(b))
+		tree := int(bao.OutboardSize(sc.Size))
+		if sc.Version == store.SidecarV1 {
+			tree = 32 * store.ChunkCount(sc.Size)
+		}
+		if len(b) != 98+len(sc.ContentType)+tree || store.SidecarVersion(b) != sc.Version {
+			t.Fatalf("v%d: length %d, version %d", sc.Version, len(b), store.SidecarVersion(b))
 		}
 		got, err := store.DecodeSidecar(b, sc.Digest)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Size != sc.Size || got.ChunkSize != store.ChunkSize || !got.Created.Equal(sc.Created) ||
-			got.ContentType != sc.ContentType || !equalIDs(got.Chunks, sc.Chunks) || got.Digest != sc.Digest {
+		if got.Version != sc.Version || got.Size != sc.Size || got.ChunkSize != store.ChunkSize || !got.Created.Equal(sc.Created) ||
+			got.ContentType != sc.ContentType || !slices.Equal(got.Chunks, sc.Chunks) || !bytes.Equal(got.Outboard, sc.Outboard) ||
+			got.Digest != sc.Digest {
 			t.Fatalf("round trip: %+v != %+v", got, sc)
 		}
 		if !bytes.Equal(store.EncodeSidecar(got), b) {
 			t.Fatal("re-encoding differs")
+		}
+	}
+}
+
+// TestSidecarUpgraded: a v1 sidecar's v2 form keeps its metadata and
+// proves every chunk through the outboard; CheckChunk checks either form.
+func TestSidecarUpgraded(t *testing.T) {
+	data := storetest.Pattern(3*65536 + 5)
+	v1 := sampleSidecarV1(len(data), "text/x")
+	v2 := v1.Upgraded(sampleSidecar(len(data), "").Outboard)
+	if v2.Version != store.SidecarV2 || v2.ContentType != "text/x" || !v2.Created.Equal(v1.Created) || v2.Digest != v1.Digest {
+		t.Fatalf("upgraded: %+v", v2)
+	}
+	for _, sc := range []store.Sidecar{v1, v2} {
+		for i := range store.ChunkCount(int64(len(data))) {
+			chunk := bytes.Clone(data[i*store.ChunkSize : min((i+1)*store.ChunkSize, len(data))])
+			if err := sc.CheckChunk(i, chunk); err != nil {
+				t.Fatalf("v%d chunk %d: %v", sc.Version, i, err)
+			}
+			chunk[len(chunk)-1] ^= 1
+			var ce *store.CorruptError
+			if err := sc.CheckChunk(i, chunk); !errors.As(err, &ce) || ce.Chunk != i || ce.Kind != store.KindData {
+				t.Fatalf("v%d chunk %d flipped: %v", sc.Version, i, err)
+			}
 		}
 	}
 }
@@ -215,7 +242,12 @@ func retrail(b []byte) []byte {
 }
 
 func TestDecodeSidecarInvalid(t *testing.T) {
-	sc := sampleSidecar(102400, "text/plain")
+	for _, sc := range []store.Sidecar{sampleSidecar(102400, "text/plain"), sampleSidecarV1(102400, "text/plain")} {
+		t.Run(fmt.Sprintf("v%d", sc.Version), func(t *testing.T) { testDecodeSidecarInvalid(t, sc) })
+	}
+}
+
+func testDecodeSidecarInvalid(t *testing.T, sc store.Sidecar) {
 	good := store.EncodeSidecar(sc)
 	le := binary.LittleEndian
 	edit := func(f func(b []byte) []byte) []byte { return f(bytes.Clone(good)) }
@@ -224,7 +256,8 @@ func TestDecodeSidecarInvalid(t *testing.T) {
 		"short":            good[:97],
 		"magic":            edit(func(b []byte) []byte { b[0] = 'X'; return retrail(b) }),
 		"version0":         edit(func(b []byte) []byte { le.PutUint16(b[4:], 0); return retrail(b) }),
-		"version2":         edit(func(b []byte) []byte { le.PutUint16(b[4:], 2); return retrail(b) }),
+		"version3":         edit(func(b []byte) []byte { le.PutUint16(b[4:], 3); return retrail(b) }),
+		"other version":    edit(func(b []byte) []byte { le.PutUint16(b[4:], uint16(3-sc.Version)); return retrail(b) }),
 		"flags":            edit(func(b []byte) []byte { le.PutUint16(b[6:], 1); return retrail(b) }),
 		"size one chunk":   edit(func(b []byte) []byte { le.PutUint64(b[8:], 65536); return retrail(b) }),
 		"size chunk count": edit(func(b []byte) []byte { le.PutUint64(b[8:], 200000); return retrail(b) }),
@@ -238,9 +271,12 @@ func TestDecodeSidecarInvalid(t *testing.T) {
 		"ct non-ascii":     edit(func(b []byte) []byte { b[66] = 0xc3; return retrail(b) }),
 		"ct control":       edit(func(b []byte) []byte { b[66] = '\n'; return retrail(b) }),
 		"trailer":          edit(func(b []byte) []byte { b[len(b)-1] ^= 1; return b }),
-		"chunk digest":     edit(func(b []byte) []byte { b[80] ^= 1; return b }),
+		"tree byte":        edit(func(b []byte) []byte { b[90] ^= 1; return b }),
 		"truncated":        good[:len(good)-1],
 		"extra byte":       retrail(append(bytes.Clone(good), 0)),
+	}
+	if sc.Version == store.SidecarV2 {
+		cases["outboard header"] = edit(func(b []byte) []byte { b[66+10] ^= 1; return retrail(b) })
 	}
 	for name, b := range cases {
 		if _, err := store.DecodeSidecar(b, sc.Digest); !errors.Is(err, store.ErrBadSidecar) {
@@ -253,7 +289,8 @@ func TestDecodeSidecarInvalid(t *testing.T) {
 }
 
 func FuzzDecodeSidecar(f *testing.F) {
-	for _, sc := range []store.Sidecar{sampleSidecar(0, ""), sampleSidecar(11, "text/plain"), sampleSidecar(102400, "a/b")} {
+	for _, sc := range []store.Sidecar{sampleSidecar(0, ""), sampleSidecar(11, "text/plain"), sampleSidecar(102400, "a/b"),
+		sampleSidecar(3*65536+9, ""), sampleSidecarV1(11, "text/plain"), sampleSidecarV1(102400, "a/b")} {
 		f.Add(store.EncodeSidecar(sc), sc.Digest[:])
 	}
 	f.Add([]byte("RONS"), make([]byte, 32))
@@ -272,22 +309,24 @@ func FuzzDecodeSidecar(f *testing.F) {
 	})
 }
 
-func BenchmarkHasher(b *testing.B) {
+func BenchmarkIngest(b *testing.B) {
 	data := storetest.Pattern(64 << 20)
-	b.Run("Hasher64MiB", func(b *testing.B) {
+	b.Run("Ingest64MiB/size-known", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			h := store.NewHasher()
-			for off := 0; off < len(data); off += store.ReadSize {
-				h.Write(data[off : off+store.ReadSize])
+			if _, err := store.Ingest(context.Background(), bytes.NewReader(data), store.IngestOptions{Size: int64(len(data))}, func([]byte) error { return nil }); err != nil {
+				b.Fatal(err)
 			}
-			h.Sum()
 		}
 	})
-	b.Run("Ingest64MiB", func(b *testing.B) {
+	b.Run("Ingest64MiB/size-unknown-then-Finish", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			if _, err := store.Ingest(context.Background(), bytes.NewReader(data), store.IngestOptions{}, func([]byte) error { return nil }); err != nil {
+			in, err := store.Ingest(context.Background(), bytes.NewReader(data), store.IngestOptions{}, func([]byte) error { return nil })
+			if err == nil {
+				err = in.Finish(bytes.NewReader(data))
+			}
+			if err != nil {
 				b.Fatal(err)
 			}
 		}

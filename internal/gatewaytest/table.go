@@ -15,7 +15,9 @@ import (
 	"testing"
 
 	"github.com/ronhq/ron/store"
+	"github.com/ronhq/ron/store/bao"
 	"github.com/ronhq/ron/store/manifest"
+	"github.com/ronhq/ron/store/verified"
 )
 
 // SuspendedTenant must be configured with rps = 0; anonymous clients must
@@ -132,7 +134,14 @@ func table(t *testing.T, w Target) []row {
 		{name: "uppercase id", method: "GET", path: "/o/B3:" + strings.ToUpper(id.String()[3:]), status: 400, code: "bad_request"},
 		{name: "short id", method: "GET", path: "/o/b3:abc", status: 400, code: "bad_request"},
 		{name: "slash in id", method: "GET", path: "/o/b3%3A" + id.String()[3:10] + "%2F" + id.String()[11:], status: 400, code: "bad_request"},
-		{name: "chunks", method: "GET", path: "/o/" + id.String() + "/chunks", status: 200},
+		{name: "outboard", method: "GET", path: "/o/" + id.String() + "/outboard", status: 200,
+			check: all(bodyIs(verified.TreeOf(hello).Outboard), headerIs("ETag", `"`+id.String()+`/outboard"`))},
+		{name: "outboard head", method: "HEAD", path: "/o/" + id.String() + "/outboard", status: 200,
+			check: headerIs("Content-Length", fmt.Sprint(bao.OutboardSize(int64(len(hello)))))},
+		{name: "slice", method: "GET", path: "/o/" + id.String() + "/slice?start=6&len=7", status: 200,
+			check: sliceIs(id, 6, hello[6:13])},
+		{name: "slice bad query", method: "GET", path: "/o/" + id.String() + "/slice?start=x&len=1", status: 400, code: "bad_request"},
+		{name: "chunks gone", method: "GET", path: "/o/" + id.String() + "/chunks", status: 410, code: "gone"},
 		{name: "write without token", method: "POST", path: "/o", body: hello, status: 401, code: "unauthorized"},
 		{name: "write wrong scope", method: "POST", path: "/o", body: hello, token: []string{"", "index:write"}, status: 403, code: "forbidden"},
 		{name: "bad token", method: "GET", path: "/o/" + id.String(), header: map[string]string{"Authorization": "Bearer nonsense"}, status: 401, code: "unauthorized"},
@@ -221,6 +230,26 @@ func bodyIs(want []byte) func(*testing.T, *http.Response, []byte) {
 	return func(t *testing.T, _ *http.Response, got []byte) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("body %q, want %q", got, want)
+		}
+	}
+}
+
+// sliceIs checks a Bao slice of want's bytes at start of object id: it
+// verifies with nothing but the id and yields want.
+func sliceIs(id store.ID, start int64, want []byte) func(*testing.T, *http.Response, []byte) {
+	return func(t *testing.T, _ *http.Response, got []byte) {
+		var out bytes.Buffer
+		if err := bao.VerifySlice(&out, bytes.NewReader(got), id, start, int64(len(want))); err != nil || !bytes.Equal(out.Bytes(), want) {
+			t.Errorf("slice: %v, %q; want %q", err, out.Bytes(), want)
+		}
+	}
+}
+
+// all runs every check.
+func all(checks ...func(*testing.T, *http.Response, []byte)) func(*testing.T, *http.Response, []byte) {
+	return func(t *testing.T, resp *http.Response, body []byte) {
+		for _, c := range checks {
+			c(t, resp, body)
 		}
 	}
 }

@@ -1,5 +1,5 @@
 // Package jsontok holds the small helpers of ron's strict token-stream JSON
-// readers (store/manifest, store/verified): reading the next token with a
+// readers (store/manifest): reading the next token with a
 // uniform error, and naming a token's JSON type in messages.
 package jsontok
 

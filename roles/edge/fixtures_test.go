@@ -113,7 +113,7 @@ func (h *harness) get(t *testing.T, method, path string, hdr ...string) (*http.R
 }
 
 // fakeStorage is a co-located storage role's handler: GET|HEAD /o/{b3}
-// and /o/{b3}/chunks over a map of objects. While block is set, object
+// and /o/{b3}/outboard over a map of objects. While block is set, object
 // reads wait for their request to end and report that they started.
 type fakeStorage struct {
 	mu      sync.Mutex
@@ -135,7 +135,7 @@ func (s *fakeStorage) handler() http.Handler { return s }
 
 func (s *fakeStorage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.Path, "/o/")
-	raw, chunks := strings.CutSuffix(rest, "/chunks")
+	raw, outboard := strings.CutSuffix(rest, "/outboard")
 	id, err := store.ParseID(raw)
 	s.mu.Lock()
 	data, found := s.objects[id]
@@ -146,9 +146,9 @@ func (s *fakeStorage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, "", httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "no such object"))
 		return
 	}
-	if chunks {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(verified.ListOf(data).AppendJSON(nil))
+	if outboard {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		_, _ = w.Write(verified.TreeOf(data).Outboard)
 		return
 	}
 	if block {

@@ -88,7 +88,7 @@ func newSources(so sourceOptions) *sources {
 	s.providerClient = &http.Client{Transport: s.providerTransport, CheckRedirect: noRedirects}
 	switch {
 	case so.local.Storage != nil:
-		s.storage = &objects.Source{Name: "storage", BaseURL: inProcessBase, InProcess: true,
+		s.storage = &objects.Source{Name: "storage", BaseURL: inProcessBase,
 			Client:  &http.Client{Transport: inproc.New(lazyHandler(so.local.Storage)), CheckRedirect: noRedirects},
 			Prepare: withLinkPrincipal}
 		s.describe = append(s.describe, "storage (in-process)")

@@ -75,7 +75,7 @@ func TestSourceChoice(t *testing.T) {
 	local := newSources(sourceOptions{cfg: cfg, token: func() string { return "tok" }, maxProviders: func() int { return 3 },
 		local: Locals{Storage: func() http.Handler { return storage }, IndexClient: func() index.Client { return &fakeIndex{} }}})
 	defer local.close()
-	if local.storage == nil || !local.storage.InProcess || local.providers == nil || !slices.Equal(local.describe, []string{"storage (in-process)", "index (in-process)"}) {
+	if local.storage == nil || local.storage.BaseURL != inProcessBase || local.providers == nil || !slices.Equal(local.describe, []string{"storage (in-process)", "index (in-process)"}) {
 		t.Fatalf("co-located sources %+v %v", local.storage, local.describe)
 	}
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, local.storage.BaseURL+someID, nil)
@@ -92,7 +92,7 @@ func TestSourceChoice(t *testing.T) {
 	cfg.StorageURL, cfg.IndexURL = "http://10.0.0.2:5303/", "http://10.0.0.3:5304"
 	remote := newSources(sourceOptions{cfg: cfg, token: func() string { return "tok" }, maxProviders: func() int { return 3 }})
 	defer remote.close()
-	if remote.storage.InProcess || remote.storage.BaseURL != "http://10.0.0.2:5303" || remote.httpIndex == nil || remote.providers == nil {
+	if remote.storage.BaseURL != "http://10.0.0.2:5303" || remote.httpIndex == nil || remote.providers == nil {
 		t.Fatalf("remote sources %+v", remote.storage)
 	}
 	req = httptest.NewRequest(http.MethodGet, "http://10.0.0.2:5303"+someID, nil)

@@ -23,9 +23,9 @@ type object struct {
 }
 
 // serveObjects answers as a storage node holding objs: GET|HEAD /o/{b3}
-// (Range and conditionals via http.ServeContent) and GET /o/{b3}/chunks in
-// storage's wire format; anything else is a 404 envelope. A corrupt node
-// serves every object with one byte flipped under its true chunk list.
+// (Range and conditionals via http.ServeContent) and GET /o/{b3}/outboard
+// (the object's Bao outboard); anything else is a 404 envelope. A corrupt
+// node serves every object with one byte flipped under its true outboard.
 func serveObjects(corrupt bool, objs ...object) func(http.ResponseWriter, *http.Request, []byte) {
 	byID := map[store.ID]object{}
 	for _, o := range objs {
@@ -33,16 +33,16 @@ func serveObjects(corrupt bool, objs ...object) func(http.ResponseWriter, *http.
 	}
 	return func(w http.ResponseWriter, r *http.Request, _ []byte) {
 		rest, isObject := strings.CutPrefix(r.URL.Path, "/o/")
-		raw, chunks := strings.CutSuffix(rest, "/chunks")
+		raw, outboard := strings.CutSuffix(rest, "/outboard")
 		id, err := store.ParseID(raw)
 		o, found := byID[id]
 		if !isObject || err != nil || !found {
 			status(http.StatusNotFound, "not_found")(w, r, nil)
 			return
 		}
-		if chunks {
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write(verified.ListOf(o.data).AppendJSON(nil))
+		if outboard {
+			w.Header().Set("Content-Type", "application/octet-stream")
+			_, _ = w.Write(verified.TreeOf(o.data).Outboard)
 			return
 		}
 		data := o.data

@@ -161,13 +161,17 @@ func objectParam(raw string) (store.ID, error) {
 	return store.ID{}, httpx.NewError(http.StatusBadRequest, httpx.CodeBadRequest, "object id must be b3: and 64 lowercase hex digits")
 }
 
-// serveChunks passes GET|HEAD /o/{b3}/chunks to storage.
-func (r *Role) serveChunks(c echo.Context, cl *call) error {
-	id, err := objectParam(rawSegments(c.Request())[1])
-	if err != nil {
-		return err
+// serveObjectPart passes GET|HEAD /o/{b3}/{part} to storage, the query
+// included: the outboard and slices of the verified transfer
+// (docs/storage.md §4), and /chunks, which storage answers 410 Gone.
+func (r *Role) serveObjectPart(part string) func(echo.Context, *call) error {
+	return func(c echo.Context, cl *call) error {
+		id, err := objectParam(rawSegments(c.Request())[1])
+		if err != nil {
+			return err
+		}
+		return r.forward(c, cl, r.ups.link("storage", id[:]), "/o/"+id.String()+"/"+part)
 	}
-	return r.forward(c, cl, r.ups.link("storage", id[:]), "/o/"+id.String()+"/chunks")
 }
 
 // serveObjectWrite passes POST /o and PUT /o/{b3} to storage, streaming the

@@ -113,8 +113,8 @@ func TestObjectFallbacks(t *testing.T) {
 	}
 }
 
-// checkLargeCorrupt reads a multi-chunk object whose first provider serves
-// a wrong second chunk: that read is aborted after the headers (the client
+// checkLargeCorrupt reads a multi-group object whose first provider serves
+// a wrong group (the middle byte's): that read is aborted after the headers (the client
 // never sees a complete wrong body), the provider is marked bad, and the
 // next read is served by the good provider.
 func checkLargeCorrupt(t *testing.T, h *harness, data []byte) {

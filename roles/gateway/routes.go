@@ -21,7 +21,9 @@ var (
 func (r *Role) routes() []route {
 	rs := []route{
 		{methods: readMethods, path: "/o/:b3", scope: "storage:read", serve: r.serveObject},
-		{methods: readMethods, path: "/o/:b3/chunks", scope: "storage:read", serve: r.serveChunks},
+		{methods: readMethods, path: "/o/:b3/outboard", scope: "storage:read", serve: r.serveObjectPart("outboard")},
+		{methods: getOnly, path: "/o/:b3/slice", scope: "storage:read", serve: r.serveObjectPart("slice")},
+		{methods: readMethods, path: "/o/:b3/chunks", scope: "storage:read", serve: r.serveObjectPart("chunks")},
 		{methods: []string{http.MethodPost}, path: "/o", scope: "storage:write", write: true, body: bodyObject, serve: r.serveObjectWrite},
 		{methods: []string{http.MethodPut}, path: "/o/:b3", scope: "storage:write", write: true, body: bodyObject, serve: r.serveObjectWrite},
 		{methods: getOnly, path: "/resolve/:key", scope: "index:read", serve: r.serveResolve},

@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/ronhq/ron/roles/cli"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/manifest"
+	"github.com/ronhq/ron/store/verified"
 )
 
 // progressThreshold: bars appear only for transfers above 1 MiB.
@@ -110,7 +112,7 @@ func putFile(ctx context.Context, cmd *cobra.Command, c Client, path, ctype stri
 
 // checkStored fails when the server's id differs from the local hash.
 func checkStored(res PutResult, h *store.Hasher) error {
-	local, _, _ := h.Sum()
+	local := h.ID()
 	if res.CID != local.String() {
 		return cli.Exit(cli.ExitFailure, fmt.Errorf("server stored %s but the local hash is %s", res.CID, local))
 	}
@@ -232,9 +234,11 @@ func getCommand(env cli.Env, getenv func(string) string, cat bool) *cobra.Comman
 	return cmd
 }
 
-// getObject streams an object to out (or stdout), hashing as it goes; a
-// digest mismatch fails and leaves no file behind. On a 404 it tries the
-// providers the index knows (getFromProviders).
+// getObject streams an object to out (or stdout), every 64 KiB group proven
+// against the id with the object's outboard before it is written; a
+// mismatch fails and leaves no file behind (stdout has the verified prefix
+// only). On a 404 it tries the providers the index knows
+// (getFromProviders).
 func getObject(cmd *cobra.Command, env cli.Env, f *cli.Flags, getenv func(string) string, id store.ID, out string,
 	progress bool, index string) error {
 	c, err := newCLIClient(env, f, getenv, scopeRead)
@@ -250,27 +254,44 @@ func getObject(cmd *cobra.Command, env cli.Env, f *cli.Flags, getenv func(string
 		return err
 	}
 	defer body.Close()
+	tree, err := outboardFor(cmd.Context(), c, id)
+	if err != nil {
+		return err
+	}
 	var src io.Reader = body
 	if progress {
 		src = withProgress(cmd, body, info.Size, "get")
 	}
 	if out == "" {
-		return copyVerified(cmd.OutOrStdout(), src, id)
+		return copyVerified(cmd.OutOrStdout(), src, tree)
 	}
-	return writeFileVerified(out, func(w io.Writer) error { return copyVerified(w, src, id) })
+	return writeFileVerified(out, func(w io.Writer) error { return copyVerified(w, src, tree) })
 }
 
-// copyVerified copies r to w and checks the whole digest at the end. Bytes
-// already written to a stream cannot be taken back; the exit code says so.
-func copyVerified(w io.Writer, r io.Reader, id store.ID) error {
-	h := store.NewHasher()
-	if _, err := io.Copy(io.MultiWriter(w, h), r); err != nil {
-		return err
+// outboardFor gets and parses id's outboard from the node the CLI reads
+// from, whose GET of the object already answered. A 404 there means a ron
+// older than the outboard: the error says so.
+func outboardFor(ctx context.Context, c Client, id store.ID) (verified.Tree, error) {
+	ob, err := c.Outboard(ctx, id)
+	if IsNotFound(err) {
+		return verified.Tree{}, cli.Exit(cli.ExitFailure, fmt.Errorf(
+			"the storage node serves the object but no outboard to verify it with: it runs a ron without verified streaming; upgrade it"))
 	}
-	if got, _, _ := h.Sum(); got != id {
-		return cli.Exit(cli.ExitFailure, fmt.Errorf("digest mismatch: got %s, want %s", got, id))
+	if err != nil {
+		return verified.Tree{}, err
 	}
-	return nil
+	return verified.ParseTree(ob, id)
+}
+
+// copyVerified copies the object r streams to w, each group only once it
+// was proven against the tree's id; a source that lies fails with the
+// group it lied in.
+func copyVerified(w io.Writer, r io.Reader, t verified.Tree) error {
+	_, err := verified.NewReader(r, t, 0, t.Count()-1).WriteTo(w)
+	if errors.Is(err, verified.ErrMismatch) || errors.Is(err, verified.ErrShort) || errors.Is(err, verified.ErrLong) {
+		return cli.Exit(cli.ExitFailure, fmt.Errorf("%s: %w", t.ID, err))
+	}
+	return err
 }
 
 // writeFileVerified lets fill write FILE.part, which it syncs and renames to

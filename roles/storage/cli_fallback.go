@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,15 +14,17 @@ import (
 	"github.com/ronhq/ron/roles/cli"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/verified"
+	"github.com/ronhq/ron/store/verified/vfetch"
 )
 
 // Provider fallback of `ron get` (docs/storage.md §9, docs/cluster.md §7).
 const (
 	indexRole      = "index"
 	scopeIndexRead = "index:read"
-	// metaTimeout bounds the index lookup and each chunk-list fetch.
+	// metaTimeout bounds the index lookup and each outboard fetch.
 	metaTimeout = 10 * time.Second
-	// chunkProgress is how long a provider may take to deliver one chunk.
+	// chunkProgress is how long a provider may take to deliver one 64 KiB
+	// group.
 	chunkProgress = 10 * time.Second
 )
 
@@ -57,25 +58,11 @@ func getFromProviders(cmd *cobra.Command, env cli.Env, f *cli.Flags, getenv func
 	case err != nil:
 		return cli.Exit(cli.ExitFailure, fmt.Errorf("%s: not on the server; asking the index failed: %w", id, err))
 	}
-	pf := &providerFetch{id: id, token: cliToken(env, f, getenv, scopeRead), whole: store.NewHasher()}
+	pf := &providerFetch{id: id, token: cliToken(env, f, getenv, scopeRead)}
 	if out == "" {
 		return pf.run(ctx, addrs, cmd.OutOrStdout())
 	}
-	return writeFileVerified(out, func(w io.Writer) error {
-		if file, ok := w.(*os.File); ok {
-			pf.rewind = func() error { return rewindFile(file) }
-		}
-		return pf.run(ctx, addrs, w)
-	})
-}
-
-// rewindFile empties f and moves its offset to the start.
-func rewindFile(f *os.File) error {
-	if err := f.Truncate(0); err != nil {
-		return err
-	}
-	_, err := f.Seek(0, io.SeekStart)
-	return err
+	return writeFileVerified(out, func(w io.Writer) error { return pf.run(ctx, addrs, w) })
 }
 
 // providersOf returns the base URLs of id's providers in the index's order
@@ -113,20 +100,17 @@ func listProviders(ctx context.Context, c *client.Client, id store.ID, noCache b
 }
 
 // providerFetch is the verified transfer of docs/storage.md §4 across
-// providers: the first valid chunk list fixes size and chunk hashes; every
-// chunk is checked before it is written, so a bad provider writes nothing
-// wrong, and the next one resumes at the first unwritten chunk with a
-// Range request. The whole digest is checked at the end: a provider whose
-// list matches its own wrong bytes is caught only there, and then counts as
-// failed when the destination can be rewound (a file); bytes already
-// written to a stream cannot be taken back (known v1 limit, docs/storage.md §4).
+// providers: each provider's outboard, then its body from the first
+// unwritten group; every 64 KiB group is proven against the id before it
+// is written, so a lying provider writes nothing wrong (to a file or to
+// stdout alike), and the next one resumes at the first unwritten group
+// with a Range request. A group proven against the id is the object's own
+// whatever outboard proved it, so providers' outboards may differ in their
+// lies; the object is complete once a group proved to be the last one.
 type providerFetch struct {
-	id     store.ID
-	token  func(context.Context) (string, error)
-	rewind func() error // empties the destination; nil for a stream
-	whole  *store.Hasher
-	list   *verified.List // nil until a provider gave a valid list
-	off    int64          // bytes verified and written
+	id    store.ID
+	token func(context.Context) (string, error)
+	off   int64 // bytes verified and written: whole groups, or the object
 }
 
 // writeError is a failure of the destination, not of a provider.
@@ -146,20 +130,7 @@ func (p *providerFetch) run(ctx context.Context, addrs []string, w io.Writer) er
 		tried++
 		err := p.from(ctx, addr, w)
 		if err == nil {
-			err = p.check()
-		}
-		if err == nil {
 			return nil
-		}
-		if wholeMismatch(err) {
-			// The provider's list matched its own wrong bytes: everything
-			// written is suspect. A file starts afresh; a stream cannot.
-			if p.rewind == nil {
-				return cli.Exit(cli.ExitFailure, fmt.Errorf("%s: digest mismatch: %w", addr, err))
-			}
-			if rerr := p.restart(); rerr != nil {
-				return cli.Exit(cli.ExitFailure, rerr)
-			}
 		}
 		var we *writeError
 		if errors.As(err, &we) {
@@ -171,100 +142,86 @@ func (p *providerFetch) run(ctx context.Context, addrs []string, w io.Writer) er
 		p.id, tried, last))
 }
 
-// wholeMismatch reports whether err is a whole-digest mismatch (the
-// verified reader's, or check's after a resumed read).
-func wholeMismatch(err error) bool {
-	var me *verified.MismatchError
-	return (errors.As(err, &me) && me.Chunk < 0) || errors.Is(err, errDigest)
-}
-
-// errDigest marks check's digest mismatch.
-var errDigest = errors.New("digest mismatch")
-
-// check compares the whole digest with the id.
-func (p *providerFetch) check() error {
-	if got, _, _ := p.whole.Sum(); got != p.id {
-		return fmt.Errorf("%w: got %s, want %s", errDigest, got, p.id)
-	}
-	return nil
-}
-
-// restart forgets the chunk list and everything written, after a whole
-// digest mismatch, so that the next provider starts afresh.
-func (p *providerFetch) restart() error {
-	if err := p.rewind(); err != nil {
-		return &writeError{err}
-	}
-	p.whole, p.list, p.off = store.NewHasher(), nil, 0
-	return nil
-}
-
 // from fetches the rest of the object from one provider into w. A provider
 // that stalls for chunkProgress is given up.
 func (p *providerFetch) from(ctx context.Context, addr string, w io.Writer) error {
 	c := NewHTTPClient(addr, p.token, client.Options{Role: "cli", Retries: -1})
 	defer c.c.Close()
-	if p.list == nil {
-		if err := p.learnChunks(ctx, c); err != nil {
-			return err
-		}
+	tree, err := p.learnTree(ctx, c)
+	if err != nil {
+		return err
 	}
-	if p.off == p.list.Size {
+	first := int(p.off / store.ChunkSize)
+	if tree.Size == 0 { // proven by the id (ParseTree): nothing to read
 		return nil
+	}
+	if first >= tree.Count() {
+		return fmt.Errorf("the outboard states %d bytes, but %d are proven and the object goes on", tree.Size, p.off)
 	}
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stall := time.AfterFunc(chunkProgress, cancel)
 	defer stall.Stop()
-	body, err := p.open(pctx, c)
+	body, err := p.open(pctx, c, tree)
 	if err != nil {
 		return err
 	}
 	defer body.Close()
-	rd := verified.NewReader(body, *p.list, int(p.off/store.ChunkSize), p.list.Count()-1, p.off == 0)
+	err = p.copyGroups(w, verified.NewReader(body, tree, first, tree.Count()-1), stall)
+	if err != nil && pctx.Err() != nil && ctx.Err() == nil {
+		err = fmt.Errorf("no progress for %s: %w", chunkProgress, err)
+	}
+	return err
+}
+
+// copyGroups writes rd's verified groups to w, each read within
+// chunkProgress (stall cancels the read when it fires).
+func (p *providerFetch) copyGroups(w io.Writer, rd *verified.Reader, stall *time.Timer) error {
 	for {
 		stall.Reset(chunkProgress)
-		chunk, err := rd.Next()
+		group, err := rd.Next()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
-			if pctx.Err() != nil && ctx.Err() == nil {
-				err = fmt.Errorf("no progress for %s", chunkProgress)
-			}
-			return fmt.Errorf("chunk %d: %w", rd.Offset()/store.ChunkSize, err)
+			return fmt.Errorf("group %d: %w", rd.Offset()/store.ChunkSize, err)
 		}
-		if _, err := w.Write(chunk); err != nil {
+		if _, err := w.Write(group); err != nil {
 			return &writeError{err}
 		}
-		p.whole.Write(chunk)
-		p.off += int64(len(chunk))
+		p.off += int64(len(group))
 	}
 }
 
-// learnChunks fetches and checks the provider's chunk list.
-func (p *providerFetch) learnChunks(ctx context.Context, c *HTTPClient) error {
+// learnTree fetches and parses the provider's outboard. A 404 from a
+// provider that holds the object (HEAD 200) is a ron from before verified
+// streaming: vfetch.ErrNoOutboard, naming the fix.
+func (p *providerFetch) learnTree(ctx context.Context, c *HTTPClient) (verified.Tree, error) {
 	ctx, cancel := context.WithTimeout(ctx, metaTimeout)
 	defer cancel()
-	l, err := c.Chunks(ctx, p.id)
-	if err != nil {
-		return err
+	ob, err := c.Outboard(ctx, p.id)
+	if IsNotFound(err) {
+		if _, serr := c.Stat(ctx, p.id); serr == nil {
+			return verified.Tree{}, vfetch.ErrNoOutboard
+		}
 	}
-	list, err := verified.FromFields(p.id, l.ID, l.Size, l.ChunkSize, l.Chunks)
 	if err != nil {
-		return fmt.Errorf("invalid chunk list: %w", err)
+		return verified.Tree{}, err
 	}
-	p.list = &list
-	return nil
+	tree, err := verified.ParseTree(ob, p.id)
+	if err != nil {
+		return verified.Tree{}, fmt.Errorf("invalid outboard: %w", err)
+	}
+	return tree, nil
 }
 
 // open starts GET /o/{b3} at the first unwritten byte: 200 from the start,
 // else 206 with exactly that range.
-func (p *providerFetch) open(ctx context.Context, c *HTTPClient) (io.ReadCloser, error) {
+func (p *providerFetch) open(ctx context.Context, c *HTTPClient, tree verified.Tree) (io.ReadCloser, error) {
 	req := &client.Request{Path: "/o/" + p.id.String(), Op: "get", Header: http.Header{}}
 	want, wantRange := http.StatusOK, ""
 	if p.off > 0 {
-		size := p.list.Size
+		size := tree.Size
 		want, wantRange = http.StatusPartialContent, fmt.Sprintf("bytes %d-%d/%d", p.off, size-1, size)
 		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", p.off))
 	}

@@ -18,11 +18,14 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ronhq/ron/roles/cli"
 	"github.com/ronhq/ron/store"
+	"github.com/ronhq/ron/store/storetest"
+	"github.com/ronhq/ron/store/verified/vfetch/vfetchtest"
 )
 
 // fbIndex is a fake index: GET /providers/{b3} lists addrs in order, 404
@@ -53,34 +56,33 @@ func fbIndex(t *testing.T, id string, addrs ...string) *httptest.Server {
 	return srv
 }
 
-// fbBad is a fake storage serving body as the object id: with its chunk
-// list (lying = true, consistent with the wrong bytes) or the true one.
+// fbBad is a fake storage serving o: its outboard (404 when it has none,
+// as a ron before verified streaming) and its body under o.ID, HEAD
+// included. It counts its requests.
 type fbBad struct {
 	*httptest.Server
 	mu    sync.Mutex
 	calls int
 }
 
-func newFBBad(t *testing.T, id string, body []byte, trueChunks []string) *fbBad {
+func newFBBad(t *testing.T, o vfetchtest.Object) *fbBad {
 	t.Helper()
 	b := &fbBad{}
-	_, chunks, size := sumOf(body)
-	if trueChunks != nil {
-		chunks = trueChunks
-	}
+	id := o.ID.String()
 	b.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b.mu.Lock()
 		b.calls++
 		b.mu.Unlock()
-		switch r.URL.Path {
-		case "/o/" + id + "/chunks":
-			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(ChunkList{ID: id, Size: size, ChunkSize: store.ChunkSize, Chunks: chunks})
-		case "/o/" + id:
-			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-			_, _ = w.Write(body)
+		switch {
+		case r.URL.Path == "/o/"+id+"/outboard" && o.Outboard != nil:
+			w.Header().Set("Content-Type", "application/octet-stream")
+			_, _ = w.Write(o.Outboard)
+		case r.URL.Path == "/o/"+id:
+			http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(o.Data))
 		default:
-			http.NotFound(w, r)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"error":{"code":"not_found","message":"no such object"}}`))
 		}
 	}))
 	t.Cleanup(b.Close)
@@ -91,18 +93,6 @@ func (b *fbBad) requests() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.calls
-}
-
-// sumOf returns body's id, chunk ids (as strings) and size.
-func sumOf(body []byte) (string, []string, int64) {
-	h := store.NewHasher()
-	h.Write(body)
-	id, cs, n := h.Sum()
-	chunks := make([]string, len(cs))
-	for i, c := range cs {
-		chunks[i] = c.String()
-	}
-	return id.String(), chunks, n
 }
 
 // fbProxy fronts a real storage role and records the Range of each GET.
@@ -121,7 +111,7 @@ func newFBProxy(t *testing.T, tr *testRole) *fbProxy {
 	p := &fbProxy{}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasSuffix(r.URL.Path, "/chunks") {
+		if !strings.HasSuffix(r.URL.Path, "/outboard") && r.Method == http.MethodGet {
 			p.mu.Lock()
 			p.ranges = append(p.ranges, r.Header.Get("Range"))
 			p.mu.Unlock()
@@ -191,32 +181,23 @@ type fbWorld struct {
 	holder  *fbProxy
 	body    []byte
 	id      string
-	chunks  []string
 }
 
 func newFBWorld(t *testing.T, body []byte) *fbWorld {
 	t.Helper()
 	primary, holder := startRole(t, nil), startRole(t, nil)
 	id := holder.put(body, "application/octet-stream")
-	_, chunks, _ := sumOf(body)
-	return &fbWorld{primary: primary, holder: newFBProxy(t, holder), body: body, id: id, chunks: chunks}
+	return &fbWorld{primary: primary, holder: newFBProxy(t, holder), body: body, id: id}
 }
 
-// corrupt returns w.body with one byte flipped at off.
-func (w *fbWorld) corrupt(off int) []byte {
-	b := bytes.Clone(w.body)
-	b[off] ^= 0xff
-	return b
-}
-
-// TestGetFallbackResumes: the first provider serves a bad chunk 1, so the
-// verified chunk 0 stays written and the holder is asked for the rest with
+// TestGetFallbackResumes: the first provider serves a bad group 1, so the
+// verified group 0 stays written and the holder is asked for the rest with
 // a Range; to a file and to stdout alike, nothing wrong is ever written.
 func TestGetFallbackResumes(t *testing.T) {
 	w := newFBWorld(t, bigBody())
 	for _, mode := range []string{"out", "cat"} {
 		t.Run(mode, func(t *testing.T) {
-			bad := newFBBad(t, w.id, w.corrupt(store.ChunkSize+100), w.chunks)
+			bad := newFBBad(t, vfetchtest.Corrupt(w.body, store.ChunkSize+100))
 			idx := fbIndex(t, w.id, bad.URL, w.holder.URL)
 			before := len(w.holder.gets())
 			args := []string{"get", w.id, "--server", w.primary.base, "--index", idx.URL}
@@ -244,7 +225,7 @@ func TestGetFallbackResumes(t *testing.T) {
 				t.Fatalf("holder GETs %q, want one from byte 65536", gets)
 			}
 			if n := bad.requests(); n != 2 {
-				t.Fatalf("bad provider got %d requests, want chunk list + GET", n)
+				t.Fatalf("bad provider got %d requests, want outboard + GET", n)
 			}
 		})
 	}
@@ -299,8 +280,9 @@ func TestGetFallbackPastNegativeCache(t *testing.T) {
 // 2: the server answered) and leaves no file behind.
 func TestGetFallbackFailures(t *testing.T) {
 	w := newFBWorld(t, bigBody())
-	badChunk0 := newFBBad(t, w.id, w.corrupt(10), w.chunks)
-	short := newFBBad(t, w.id, w.body[:store.ChunkSize+10], w.chunks)
+	badGroup0 := newFBBad(t, vfetchtest.Corrupt(w.body, 10))
+	short := vfetchtest.Honest(w.body)
+	short.Data = short.Data[:store.ChunkSize+10]
 	for _, tc := range []struct {
 		name  string
 		index string // "" = no --index and none configured
@@ -309,8 +291,9 @@ func TestGetFallbackFailures(t *testing.T) {
 		{"no index", "", "not_found"},
 		{"index knows none", fbIndex(t, "b3:other").URL, "the index knows no provider"},
 		{"empty list", fbIndex(t, w.id).URL, "0 provider(s) tried"},
-		{"all providers fail", fbIndex(t, w.id, badChunk0.URL, short.URL, w.primary.base, "http://"+fbClosedAddr(t)).URL,
+		{"all providers fail", fbIndex(t, w.id, badGroup0.URL, newFBBad(t, short).URL, w.primary.base, "http://"+fbClosedAddr(t)).URL,
 			"4 provider(s) tried"},
+		{"an old provider", fbIndex(t, w.id, newFBBad(t, vfetchtest.V1(w.body)).URL).URL, "upgrade it"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "obj")
@@ -328,29 +311,52 @@ func TestGetFallbackFailures(t *testing.T) {
 	}
 }
 
-// TestGetFallbackLyingList: a provider whose chunk list matches its own
-// wrong bytes is caught by the whole digest. To a file it counts as failed
-// and the next provider starts afresh; to stdout the bytes are out, so the
-// command fails (exit 1).
-func TestGetFallbackLyingList(t *testing.T) {
-	w := newFBWorld(t, bigBody())
-	lying := newFBBad(t, w.id, w.corrupt(store.ChunkSize+10), nil)
-	idx := fbIndex(t, w.id, lying.URL, w.holder.URL)
+// TestGetFallbackLiars: the lying sources of every reader's table
+// (docs/storage.md §4) as the first provider, the holder second: to a file
+// and to stdout alike, the result is exactly the object — the liar's
+// verified groups kept, the holder asked from the first unwritten group —
+// and, with the liar alone, the command fails having written only the
+// object's own bytes (stdout) or no file at all.
+func TestGetFallbackLiars(t *testing.T) {
+	body := storetest.Pattern(5*store.ChunkSize + 1234)
+	w := newFBWorld(t, body)
+	for _, l := range vfetchtest.Liars(body) {
+		t.Run(l.Name, func(t *testing.T) {
+			liar := newFBBad(t, l.Object)
+			for _, mode := range []string{"out", "cat"} {
+				code, got, err := fbGet(t, w, mode, fbIndex(t, w.id, liar.URL, w.holder.URL).URL)
+				if code != 0 || !bytes.Equal(got, body) {
+					t.Fatalf("%s, then the holder: exit %d (%v), %d bytes", mode, code, err, len(got))
+				}
+				code, got, err = fbGet(t, w, mode, fbIndex(t, w.id, liar.URL).URL)
+				want, _ := l.Delivers(body, 0, int64(len(body))-1)
+				if mode == "out" {
+					want = nil // a failed get leaves no file
+				}
+				if code != cli.ExitFailure || !bytes.Equal(got, want) {
+					t.Fatalf("%s, the liar alone: exit %d (%v), %d bytes; want exit 1 after %d bytes", mode, code, err, len(got), len(want))
+				}
+			}
+		})
+	}
+}
+
+// fbGet runs `ron get --out FILE` (mode "out"; the file's bytes, nil when
+// there is none) or `ron cat` (stdout) for w's object with the index at
+// index.
+func fbGet(t *testing.T, w *fbWorld, mode, index string) (int, []byte, error) {
+	t.Helper()
+	if mode == "cat" {
+		return fbRun(t, fbEnv(t, ""), "cat", w.id, "--server", w.primary.base, "--index", index)
+	}
 	file := filepath.Join(t.TempDir(), "obj")
-	code, _, err := fbRun(t, fbEnv(t, ""), "get", w.id, "--server", w.primary.base, "--index", idx.URL, "--out", file)
-	if code != 0 {
-		t.Fatalf("get --out: exit %d (%v)", code, err)
+	code, _, err := fbRun(t, fbEnv(t, ""), "get", w.id, "--server", w.primary.base, "--index", index, "--out", file)
+	got, rerr := os.ReadFile(file)
+	if rerr != nil {
+		got = nil
 	}
-	if got, err := os.ReadFile(file); err != nil || !bytes.Equal(got, w.body) {
-		t.Fatalf("file holds %d bytes (%v), not the object", len(got), err)
-	}
-	if gets := w.holder.gets(); len(gets) != 1 || gets[0] != "" {
-		t.Fatalf("holder GETs %q, want one whole read", gets)
-	}
-	code, _, err = fbRun(t, fbEnv(t, ""), "cat", w.id, "--server", w.primary.base, "--index", idx.URL)
-	if code != cli.ExitFailure || err == nil || !strings.Contains(err.Error(), "digest mismatch") {
-		t.Fatalf("cat: exit %d (%v), want 1 with a digest mismatch", code, err)
-	}
+	fbNoFile(t, file+".part")
+	return code, got, err
 }
 
 // TestGetFallbackIndexUnreachable: an index that refuses connections is a

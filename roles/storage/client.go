@@ -27,14 +27,6 @@ type ObjectInfo struct {
 	ContentType string
 }
 
-// ChunkList is the body of GET /o/{b3}/chunks.
-type ChunkList struct {
-	ID        string   `json:"id"`
-	Size      int64    `json:"size"`
-	ChunkSize int      `json:"chunk_size"`
-	Chunks    []string `json:"chunks"`
-}
-
 // Client talks to a storage role. Other roles and the CLI depend on this
 // interface; HTTPClient is its HTTP implementation and LocalClient the
 // in-process one. Both behave alike: failures are *httpx.Error values with
@@ -50,8 +42,10 @@ type Client interface {
 	Get(ctx context.Context, id store.ID) (io.ReadCloser, ObjectInfo, error)
 	// Stat describes an object without its body.
 	Stat(ctx context.Context, id store.ID) (ObjectInfo, error)
-	// Chunks returns the chunk list used for verified transfer.
-	Chunks(ctx context.Context, id store.ID) (ChunkList, error)
+	// Outboard returns the object's Bao outboard (GET /o/{b3}/outboard),
+	// unverified: the caller proves the data against the id with it. At
+	// most MaxOutboardBytes are read.
+	Outboard(ctx context.Context, id store.ID) ([]byte, error)
 }
 
 // HTTPClient is the HTTP implementation of Client.
@@ -102,12 +96,12 @@ func (h *HTTPClient) Get(ctx context.Context, id store.ID) (io.ReadCloser, Objec
 }
 
 // Stat implements Client with HEAD /o/{b3}. A HEAD error has no body, so a
-// 404 is followed by GET /o/{b3}/chunks (the same lookup) to return the
+// 404 is followed by GET /o/{b3}/outboard (the same lookup) to return the
 // envelope with its details (reason "quarantined"), as LocalClient does.
 func (h *HTTPClient) Stat(ctx context.Context, id store.ID) (ObjectInfo, error) {
 	resp, err := h.c.Do(ctx, &client.Request{Method: http.MethodHead, Path: "/o/" + id.String(), Op: "stat"})
 	if IsNotFound(err) {
-		if _, cerr := h.Chunks(ctx, id); IsNotFound(cerr) {
+		if _, cerr := h.Outboard(ctx, id); IsNotFound(cerr) {
 			err = cerr
 		}
 	}
@@ -118,11 +112,28 @@ func (h *HTTPClient) Stat(ctx context.Context, id store.ID) (ObjectInfo, error) 
 	return infoFrom(id, resp), nil
 }
 
-// Chunks implements Client with GET /o/{b3}/chunks.
-func (h *HTTPClient) Chunks(ctx context.Context, id store.ID) (ChunkList, error) {
-	var out ChunkList
-	err := h.c.JSON(ctx, http.MethodGet, "/o/"+id.String()+"/chunks", nil, &out)
-	return out, err
+// MaxOutboardBytes bounds the outboard a client reads: 64 MiB, the
+// outboard of a 64 GiB object.
+const MaxOutboardBytes = 64 << 20
+
+// Outboard implements Client with GET /o/{b3}/outboard.
+func (h *HTTPClient) Outboard(ctx context.Context, id store.ID) ([]byte, error) {
+	resp, err := h.c.Do(ctx, &client.Request{Method: http.MethodGet, Path: "/o/" + id.String() + "/outboard", Op: "outboard"})
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.ContentLength > MaxOutboardBytes {
+		return nil, fmt.Errorf("storage: outboard of %d bytes is larger than %d", resp.ContentLength, MaxOutboardBytes)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxOutboardBytes+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("storage: read outboard: %w", err)
+	case len(b) > MaxOutboardBytes:
+		return nil, fmt.Errorf("storage: outboard larger than %d bytes", MaxOutboardBytes)
+	}
+	return b, nil
 }
 
 func infoFrom(id store.ID, resp *http.Response) ObjectInfo {

@@ -5,13 +5,12 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/store"
+	"github.com/ronhq/ron/store/storetest"
 )
 
 // clientImpl builds one implementation of Client against a running role.
@@ -63,14 +62,14 @@ var clientCases = []clientCase{
 		wantPut(t, mustPut(t, c, []byte("hello world"), &id, ""), PutResult{CID: helloID, Size: 11})
 		wantGet(t, c, id, []byte("hello world"), "text/plain")
 		wantStat(t, c, ObjectInfo{ID: id, Size: 11, ContentType: "text/plain"})
-		wantChunks(t, c, id, 11, helloID)
+		wantOutboard(t, c, id, []byte("hello world"))
 	}},
 	{name: "102400 vector with want", run: func(t *testing.T, tr *testRole, c Client) {
 		id := mustID(t, bigID)
 		wantPut(t, mustPut(t, c, bigBody(), &id, ""), PutResult{CID: bigID, Size: 102400, Created: true})
 		wantGet(t, c, id, bigBody(), "application/octet-stream")
 		wantStat(t, c, ObjectInfo{ID: id, Size: 102400, ContentType: "application/octet-stream"})
-		wantChunks(t, c, id, 102400, bigChunk0, bigChunk1)
+		wantOutboard(t, c, id, bigBody())
 	}},
 	{name: "unknown size", run: func(t *testing.T, tr *testRole, c Client) {
 		res, err := c.Put(context.Background(), opaque(bigBody()), -1, nil, "")
@@ -82,7 +81,7 @@ var clientCases = []clientCase{
 	{name: "empty object", run: func(t *testing.T, tr *testRole, c Client) {
 		wantPut(t, mustPut(t, c, nil, nil, ""), PutResult{CID: emptyID, Size: 0, Created: true})
 		wantGet(t, c, mustID(t, emptyID), nil, "application/octet-stream")
-		wantChunks(t, c, mustID(t, emptyID), 0)
+		wantOutboard(t, c, mustID(t, emptyID), nil)
 	}},
 	{name: "want mismatch", run: func(t *testing.T, tr *testRole, c Client) {
 		want := mustID(t, bigID)
@@ -100,7 +99,7 @@ var clientCases = []clientCase{
 		wantErr(t, err, 404, httpx.CodeNotFound)
 		_, err = c.Stat(context.Background(), id)
 		wantErr(t, err, 404, httpx.CodeNotFound)
-		_, err = c.Chunks(context.Background(), id)
+		_, err = c.Outboard(context.Background(), id)
 		wantErr(t, err, 404, httpx.CodeNotFound)
 	}},
 	{name: "too large", cfg: func(c *Config) { c.MaxObjectBytes = 10 }, run: func(t *testing.T, tr *testRole, c Client) {
@@ -120,7 +119,7 @@ var clientCases = []clientCase{
 		wantQuarantined(t, err)
 		_, err = c.Stat(context.Background(), id)
 		wantQuarantined(t, err)
-		_, err = c.Chunks(context.Background(), id)
+		_, err = c.Outboard(context.Background(), id)
 		wantQuarantined(t, err)
 	}},
 	{name: "corrupt first chunk", run: func(t *testing.T, tr *testRole, c Client) {
@@ -223,19 +222,15 @@ func wantStat(t *testing.T, c Client, want ObjectInfo) {
 	}
 }
 
-func wantChunks(t *testing.T, c Client, id store.ID, size int64, chunks ...string) {
+// wantOutboard checks that c serves data's outboard for id.
+func wantOutboard(t *testing.T, c Client, id store.ID, data []byte) {
 	t.Helper()
-	got, err := c.Chunks(context.Background(), id)
+	got, err := c.Outboard(context.Background(), id)
 	if err != nil {
-		t.Fatalf("chunks: %v", err)
+		t.Fatalf("outboard: %v", err)
 	}
-	if got.ID != id.String() || got.Size != size || got.ChunkSize != store.ChunkSize || len(got.Chunks) != len(chunks) {
-		t.Fatalf("chunks %+v", got)
-	}
-	for i := range chunks {
-		if got.Chunks[i] != chunks[i] {
-			t.Fatalf("chunk %d = %s, want %s", i, got.Chunks[i], chunks[i])
-		}
+	if !bytes.Equal(got, storetest.ExpectedOutboard(data)) {
+		t.Fatalf("outboard %x, want %x", got, storetest.ExpectedOutboard(data))
 	}
 }
 
@@ -262,21 +257,7 @@ func wantQuarantined(t *testing.T, err error) {
 // flipByte corrupts byte off of id's data file in the fs engine.
 func flipByte(t *testing.T, tr *testRole, id store.ID, off int64) {
 	t.Helper()
-	h := id.Hex()
-	p := filepath.Join(tr.opt.DataDir, "storage", "objects", h[:2], h[2:4], h)
-	f, err := os.OpenFile(p, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b := []byte{0}
-	if _, err := f.ReadAt(b, off); err != nil {
-		t.Fatal(err)
-	}
-	b[0] ^= 0xff
-	if _, err := f.WriteAt(b, off); err != nil {
-		t.Fatal(err)
-	}
+	flipFileByte(t, objectPath(tr.opt.DataDir, id), off)
 }
 
 // TestLocalGetVerifiesChunks: LocalClient.Get reads through the same

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -13,10 +14,10 @@ import (
 // Route templates LocalClient calls are counted under, as the HTTP handlers
 // would be (busy rejections, bytes in).
 const (
-	endpointPost   = "/o"
-	endpointPut    = "/o/{b3}"
-	endpointObject = "/o/{b3}"
-	endpointChunks = "/o/{b3}/chunks"
+	endpointPost     = "/o"
+	endpointPut      = "/o/{b3}"
+	endpointObject   = "/o/{b3}"
+	endpointOutboard = "/o/{b3}/outboard"
 )
 
 // LocalClient is the in-process implementation of Client used when storage
@@ -78,7 +79,7 @@ func (l *LocalClient) Get(ctx context.Context, id store.ID) (io.ReadCloser, Obje
 		return nil, ObjectInfo{}, err
 	}
 	info := obj.Info()
-	return &objectReader{ctx: ctx, cr: cr, size: info.Size, done: done}, objectInfo(info), nil
+	return &objectReader{ctx: ctx, cr: cr, end: info.Size, done: done}, objectInfo(info), nil
 }
 
 // Stat implements Client like HEAD /o/{b3} (no verification).
@@ -91,19 +92,16 @@ func (l *LocalClient) Stat(ctx context.Context, id store.ID) (ObjectInfo, error)
 	return objectInfo(obj.Info()), nil
 }
 
-// Chunks implements Client like GET /o/{b3}/chunks.
-func (l *LocalClient) Chunks(ctx context.Context, id store.ID) (ChunkList, error) {
-	obj, done, err := l.r.openObject(ctx, endpointChunks, id)
+// Outboard implements Client like GET /o/{b3}/outboard: a v1 object is
+// upgraded first.
+func (l *LocalClient) Outboard(ctx context.Context, id store.ID) ([]byte, error) {
+	obj, done, err := l.r.openObject(ctx, endpointOutboard, id)
 	if err != nil {
-		return ChunkList{}, err
+		return nil, err
 	}
 	defer done()
-	info := obj.Info()
-	out := ChunkList{ID: info.ID.String(), Size: info.Size, ChunkSize: store.ChunkSize, Chunks: make([]string, 0, info.Chunks)}
-	for _, d := range obj.ChunkDigests() {
-		out.Chunks = append(out.Chunks, d.String())
-	}
-	return out, nil
+	ob, err := l.r.outboardOf(ctx, obj)
+	return bytes.Clone(ob), err
 }
 
 // objectInfo is what a HEAD's headers say about an object.
@@ -111,12 +109,14 @@ func objectInfo(info store.Info) ObjectInfo {
 	return ObjectInfo{ID: info.ID, Size: info.Size, ContentType: contentType(info)}
 }
 
-// objectReader reads a whole object through the verifying chunk reader.
+// objectReader reads bytes [off, end) of an object (the whole object for
+// LocalClient.Get, a slice's covering groups) through the verifying chunk
+// reader.
 type objectReader struct {
-	ctx  context.Context
-	cr   *chunkReader
-	size int64
-	off  int64
+	ctx context.Context
+	cr  *chunkReader
+	end int64
+	off int64
 
 	once sync.Once
 	done func()
@@ -124,7 +124,7 @@ type objectReader struct {
 
 // Read returns verified bytes; ctx's end or a corrupt chunk fails it.
 func (o *objectReader) Read(p []byte) (int, error) {
-	if o.off >= o.size {
+	if o.off >= o.end {
 		return 0, io.EOF
 	}
 	if err := o.ctx.Err(); err != nil {
@@ -134,7 +134,7 @@ func (o *objectReader) Read(p []byte) (int, error) {
 	if err != nil {
 		return 0, storeError(err)
 	}
-	n := copy(p, part)
+	n := copy(p, part[:min(int64(len(part)), o.end-o.off)])
 	o.off += int64(n)
 	return n, nil
 }

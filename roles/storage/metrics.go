@@ -32,6 +32,9 @@ func (r roleMetrics) spawned(kind string) { r.counter("tasks_spawned_total", "ki
 func (r roleMetrics) corruption(kind string) {
 	r.counter("storage_corruptions_total", "kind", kind).Inc()
 }
+func (r roleMetrics) sidecarUpgrade(result string) {
+	r.counter("storage_sidecar_upgrades_total", "result", result).Inc()
+}
 func (r roleMetrics) authFailure(kind string) {
 	r.counter("storage_auth_failures_total", "kind", kind).Inc()
 }

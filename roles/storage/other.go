@@ -10,58 +10,6 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// handleChunks streams the chunk manifest used for verified transfer.
-func (r *Role) handleChunks(c echo.Context) error {
-	if err := r.readAuth(c); err != nil {
-		return err
-	}
-	id, err := parseID(c)
-	if err != nil {
-		return err
-	}
-	obj, done, err := r.openObject(c.Request().Context(), httpx.RouteOf(c), id)
-	if err != nil {
-		return err
-	}
-	defer done()
-	h := c.Response().Header()
-	h.Set("ETag", `"`+id.String()+`/chunks"`)
-	h.Set("Cache-Control", immutable)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Type", "application/json")
-	if c.Request().Method == http.MethodHead {
-		return c.NoContent(http.StatusOK)
-	}
-	c.Response().WriteHeader(http.StatusOK)
-	return writeChunkList(c.Response(), obj)
-}
-
-// writeChunkList streams {"id","size","chunk_size","chunks":[…]} without
-// building the whole document in memory.
-func writeChunkList(w http.ResponseWriter, obj store.Object) error {
-	info := obj.Info()
-	buf := make([]byte, 0, 64<<10)
-	buf = append(buf, `{"id":"`+info.ID.String()+`","size":`+strconv.FormatInt(info.Size, 10)+
-		`,"chunk_size":`+strconv.Itoa(store.ChunkSize)+`,"chunks":[`...)
-	for i, d := range obj.ChunkDigests() {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, `"`+d.String()+`"`...)
-		if len(buf) > 60<<10 {
-			if _, err := w.Write(buf); err != nil {
-				panic(http.ErrAbortHandler)
-			}
-			buf = buf[:0]
-		}
-	}
-	buf = append(buf, "]}\n"...)
-	if _, err := w.Write(buf); err != nil {
-		panic(http.ErrAbortHandler)
-	}
-	return nil
-}
-
 func (r *Role) handleDelete(c echo.Context) error {
 	if err := r.authorize(c, scopeAdmin); err != nil {
 		return err

@@ -155,7 +155,7 @@ func (r *Role) recheck(ctx context.Context, id store.ID) {
 		}
 		_, _ = h.Write(chunk)
 	}
-	if got, _, _ := h.Sum(); got != id {
+	if got := h.ID(); got != id {
 		src.close()
 		if err := r.engine.Quarantine(ctx, id, fmt.Sprintf("repair: whole digest is %s", got.Prefix())); err == nil {
 			r.onCorrupt(id, -1, store.KindData)

@@ -28,9 +28,10 @@ const (
 	repairUserAgent = "ron-storage-repair"
 )
 
-// Pull fetches id with the verified transfer of docs/storage.md §4 from the
-// index's providers, then from sources (T, then the other alive members),
-// skipping this node, and commits it as a normal write (announced). An id
+// Pull fetches id with the verified transfer of docs/storage.md §4 (every
+// 64 KiB group proven against the id) from the index's providers, then
+// from sources (T, then the other alive members), skipping this node, and
+// commits it as a normal write (announced). An id
 // held again by the time the pull runs moves nothing.
 func (x repairExec) Pull(ctx context.Context, id store.ID, sources []string, m repair.Meter) error {
 	if held, err := x.r.engine.Has(ctx, []store.ID{id}); err == nil && held[0] {
@@ -85,24 +86,26 @@ func (r *Role) bearer(req *http.Request) {
 	}
 }
 
-// pullFrom fetches id from base: chunk list, then the whole body verified
-// chunk by chunk and by its whole digest, paced by m, into the engine. A
-// failure to store it is a *repair.Failure (no other source would help).
+// pullFrom fetches id from base: the outboard, then the whole body, every
+// 64 KiB group verified against the id before the engine sees it, paced by
+// m, into the engine. A source without outboards (a ron from before
+// verified streaming) fails with vfetch.ErrNoOutboard. A failure to store
+// it is a *repair.Failure (no other source would help).
 func (r *Role) pullFrom(ctx context.Context, base string, id store.ID, m repair.Meter) error {
 	req := r.requester()
-	l, err := req.List(ctx, base, id)
+	t, err := req.Outboard(ctx, base, id)
 	if err != nil {
 		return err
 	}
 	body := io.Reader(http.NoBody)
 	ctype := ""
-	if l.Size > 0 {
-		b, err := req.Open(ctx, base, id, l, 0, l.Count()-1)
+	if t.Size > 0 {
+		b, err := req.Open(ctx, base, t, 0, t.Count()-1)
 		if err != nil {
 			return err
 		}
 		defer b.Close()
-		body, ctype = m.Reader(ctx, l.Size, b), b.ContentType
+		body, ctype = m.Reader(ctx, t.Size, b), b.ContentType
 	}
 	info, _, err := r.engine.Put(ctx, body, store.PutOptions{Want: &id, Meta: store.Meta{ContentType: ctype},
 		MaxBytes: int64(r.cfg.Load().MaxObjectBytes)})

@@ -71,7 +71,7 @@ func announced(recs []Record, id store.ID, afterWithdraw bool) bool {
 // it sends, counting them.
 func corruptingSource(h http.Handler, bodies *atomic.Int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet || strings.HasSuffix(r.URL.Path, "/chunks") {
+		if r.Method != http.MethodGet || strings.HasSuffix(r.URL.Path, "/outboard") {
 			h.ServeHTTP(w, r)
 			return
 		}

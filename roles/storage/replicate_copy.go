@@ -33,7 +33,7 @@ func (r *Role) copyTo(ctx context.Context, base string, id store.ID) (existing b
 		return false, &localCopyError{storeError(err)}
 	}
 	info := obj.Info()
-	rd := &objectReader{ctx: ctx, cr: newChunkReader(obj, r.metrics.chunksVerified()), size: info.Size,
+	rd := &objectReader{ctx: ctx, cr: newChunkReader(obj, r.metrics.chunksVerified()), end: info.Size,
 		done: func() { _ = obj.Close() }}
 	body := newReplicaBody(rd, func() { _ = rd.Close() })
 	defer body.Close()

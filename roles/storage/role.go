@@ -75,6 +75,7 @@ type Role struct {
 	reprovide *reprovider  // nil when announcing is off
 	lastProbe atomic.Int64 // unix ns of the last successful probe; 0 = none or failed
 	draining  atomic.Bool
+	upgrade   sidecarUpgrade // progress of the v1 → v2 sidecar upgrade
 
 	// Cluster mode (docs/cluster.md §4–§5): the node-to-node client (replica
 	// copies, inventory checks; nil with cluster mode off), the repair engine, its HTTP client
@@ -163,6 +164,7 @@ func (r *Role) Addr() string { return r.server.Addr() }
 func (r *Role) Run(ctx context.Context) error {
 	r.tasks.Go("probe", r.probeLoop)
 	r.tasks.Go("announce", r.announce.run)
+	r.tasks.Go("sidecar-upgrade", r.runSidecarUpgrade)
 	if r.reprovide != nil {
 		r.tasks.Go("reprovide", r.reprovide.run)
 	}
@@ -321,7 +323,8 @@ func (r *Role) Apply(cfg any) error {
 
 // Details is the role's object in /api/v1/status. Its "announce" field is
 // "on: local index", "on: index_urls (N)" or "off: <reason>"; in cluster
-// mode "repair" holds the repair progress (docs/cluster.md §9).
+// mode "repair" holds the repair progress (docs/cluster.md §9);
+// "sidecar_upgrade" the v1 → v2 sidecar upgrade's (docs/storage.md §5).
 func (r *Role) Details() any {
 	st := r.engine.Stats()
 	free, _ := r.engine.Free()
@@ -333,6 +336,7 @@ func (r *Role) Details() any {
 	if rp := r.repairDetails(); rp != nil {
 		d["repair"] = rp
 	}
+	d["sidecar_upgrade"] = r.upgrade.details()
 	return d
 }
 

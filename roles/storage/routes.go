@@ -32,8 +32,11 @@ func (r *Role) routes(e *echo.Echo) {
 	e.GET("/o/:b3", r.handleGet)
 	e.HEAD("/o/:b3", r.handleGet)
 	e.DELETE("/o/:b3", r.handleDelete)
-	e.GET("/o/:b3/chunks", r.handleChunks)
-	e.HEAD("/o/:b3/chunks", r.handleChunks)
+	e.GET("/o/:b3/outboard", r.handleOutboard)
+	e.HEAD("/o/:b3/outboard", r.handleOutboard)
+	e.GET("/o/:b3/slice", r.handleSlice)
+	e.GET("/o/:b3/chunks", r.handleChunksGone)
+	e.HEAD("/o/:b3/chunks", r.handleChunksGone)
 	e.GET("/inventory", r.handleInventory)
 	e.POST("/inventory/has", r.handleHas)
 }
@@ -42,7 +45,7 @@ func (r *Role) routes(e *echo.Echo) {
 // own caps and per-chunk deadlines.
 func isStreamingRoute(method, route string) bool {
 	switch route {
-	case "/o", "/o/:b3", "/o/:b3/chunks":
+	case "/o", "/o/:b3", "/o/:b3/slice":
 		return method != http.MethodDelete
 	}
 	return false

@@ -187,7 +187,7 @@ func (r *Role) stream(ctx context.Context, w writeReq, meta store.Meta) (store.I
 	start := time.Now()
 	r.metrics.spawned("put")
 	maxBytes := int64(r.cfg.Load().MaxObjectBytes)
-	info, created, err := r.engine.Put(ctx, w.body, store.PutOptions{Want: w.want, Meta: meta, MaxBytes: maxBytes})
+	info, created, err := r.engine.Put(ctx, w.body, store.PutOptions{Want: w.want, Meta: meta, MaxBytes: maxBytes, Size: max(w.length, 0)})
 	r.metrics.bytesIn(w.endpoint, w.body.n)
 	if err != nil {
 		return info, false, r.writeFailed(err)

@@ -498,7 +498,10 @@ function renderStorage(st) {
       ['announce', d.announce, 'announce'],
     ]),
     Number.isFinite(cap) && cap > 0 ? el('p', { class: 'capacity' }, meter(used, cap), ` ${(100 * used / cap).toFixed(1)}% of ${fmtBytes(cap)} used`) : '',
-    d.repair ? el('div', {}, el('h3', {}, 'Repair'), facts(Object.entries(d.repair).map(([k, v]) => [k, fmtValue(v), `repair-${k}`]))) : '');
+    d.repair ? el('div', {}, el('h3', {}, 'Repair'), facts(Object.entries(d.repair).map(([k, v]) => [k, fmtValue(v), `repair-${k}`]))) : '',
+    d.sidecar_upgrade ? el('div', {}, el('h3', {}, 'Sidecar upgrade (v1 → v2)'),
+      facts(Object.entries(d.sidecar_upgrade).map(([k, v]) => [k, fmtValue(v), `upgrade-${k}`,
+        k === 'corrupt' && v > 0 || k === 'state' && String(v).startsWith('failed') ? 'bad' : '']))) : '');
 }
 
 function fmtValue(v) {

@@ -35,7 +35,8 @@ const cannedStatus = `{"version":"9.9.9","node_id":"01JNODE","uptime_s":93784,"a
   "details":{"head":42,"verified_through":42,"checkpoint_size":43,"open_proposals":1,"write_ready":true,"origin":"ron-registry/x"}},
  {"name":"storage","state":"running","ready":true,"degraded":true,"restarts":7,"listen":"127.0.0.1:5303","last_error":"disk: <b>low</b>",
   "details":{"engine":"fs","objects":1234,"bytes":1073741824,"free_bytes":3221225472,"quarantined":2,
-   "repair":{"state":"running","pass":3,"under_replicated":5}}}],
+   "repair":{"state":"running","pass":3,"under_replicated":5},
+   "sidecar_upgrade":{"state":"running","objects":1234,"scanned":600,"upgraded":598,"corrupt":1}}}],
 "queues":[{"role":"storage","queue":"work","depth":512,"capacity":512,"dropped":9}],
 "cluster":{"node_id":"01JNODE","zone":"a","members":[
  {"id":"01JNODE","state":"alive","roles":["storage","registry"],"zone":"a","since":"2026-01-01T00:00:00Z"},
@@ -109,6 +110,7 @@ func TestPageRendersCannedStatus(t *testing.T) {
 		`cell('queues', 'storage/work', 'depth') === '512 / 512'`, `cell('queues', 'storage/work', 'dropped') === '9'`,
 		`document.querySelector('#queues tr[data-key="storage/work"]').classList.contains('attn')`,
 		`fact('storage', 'objects') === '1234'`, `fact('storage', 'bytes') === '1.0 GiB'`, `fact('storage', 'repair-under_replicated') === '5'`,
+		`fact('storage', 'upgrade-scanned') === '600'`, `fact('storage', 'upgrade-state') === 'running'`,
 		`text('#storage .capacity') === '25.0% of 4.0 GiB used'`,
 		`fact('registry', 'head') === '42'`,
 		`text('#gateway .body') === 'The gateway role is not enabled on this node.'`,

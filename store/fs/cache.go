@@ -33,7 +33,7 @@ func newSidecarCache(max int64) *sidecarCache {
 }
 
 func cost(s *store.Sidecar) int64 {
-	return int64(entryOverhead + len(s.ContentType) + 32*len(s.Chunks))
+	return int64(entryOverhead + len(s.ContentType) + s.TreeLen())
 }
 
 func (c *sidecarCache) get(id store.ID) (*store.Sidecar, bool) {
@@ -42,16 +42,22 @@ func (c *sidecarCache) get(id store.ID) (*store.Sidecar, bool) {
 	return c.lru.Get(id)
 }
 
-// add caches s unless it alone exceeds the bound, evicting the oldest
-// entries until the total fits.
+// add caches s in place of any entry for its object (unless s alone
+// exceeds the bound: then the object is only dropped), evicting the
+// oldest entries until the total fits. A v1 sidecar never replaces a
+// cached v2 one: a read that loaded the v1 file just before an upgrade
+// renamed the v2 one over it must not undo the upgrade in the cache.
 func (c *sidecarCache) add(s *store.Sidecar) {
 	n := cost(s)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.lru.Peek(s.Digest); ok && old.Version > s.Version {
+		return
+	}
+	c.lru.Remove(s.Digest)
 	if n > c.max {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.lru.Remove(s.Digest)
 	c.lru.Add(s.Digest, s)
 	c.bytes += n
 	for c.bytes > c.max {

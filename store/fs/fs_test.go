@@ -152,7 +152,7 @@ func TestLayoutAndModes(t *testing.T) {
 	}
 	b, _ := os.ReadFile(s.metaPath(info.ID))
 	sc, err := store.DecodeSidecar(b, info.ID)
-	if err != nil || sc.ContentType != "text/plain" || sc.Size != 11 || len(sc.Chunks) != 1 {
+	if err != nil || sc.ContentType != "text/plain" || sc.Size != 11 || sc.Version != store.SidecarV2 || sc.Outboard.Size() != 11 {
 		t.Fatalf("sidecar = %+v, %v", sc, err)
 	}
 	assertTmpEmpty(t, s)
@@ -425,25 +425,39 @@ func TestSidecarCacheBound(t *testing.T) {
 	}
 }
 
+// BenchmarkPut stores new objects whose length the caller states (hashed
+// while received, as over HTTP with a Content-Length) or not (hashed after).
 func BenchmarkPut(b *testing.B) {
 	for _, size := range []int{4 << 10, 1 << 20, 64 << 20} {
-		b.Run(sizeName(size), func(b *testing.B) {
-			s, err := Open(b.TempDir(), Options{})
-			if err != nil {
-				b.Fatal(err)
+		for _, known := range []bool{true, false} {
+			name := sizeName(size) + "/size-unknown"
+			if known {
+				name = sizeName(size) + "/size-known"
 			}
-			defer s.Close()
-			data := storetest.Pattern(size)
-			b.SetBytes(int64(size))
-			for i := 0; b.Loop(); i++ {
-				data[0] = byte(i) // a new object every time
-				data[1] = byte(i >> 8)
-				data[2] = byte(i >> 16)
-				if _, created, err := s.Put(bg, bytes.NewReader(data), store.PutOptions{}); err != nil || !created {
-					b.Fatal(err, created)
-				}
-			}
-		})
+			b.Run(name, func(b *testing.B) { benchmarkPut(b, size, known) })
+		}
+	}
+}
+
+func benchmarkPut(b *testing.B, size int, known bool) {
+	s, err := Open(b.TempDir(), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	data := storetest.Pattern(size)
+	opt := store.PutOptions{}
+	if known {
+		opt.Size = int64(size)
+	}
+	b.SetBytes(int64(size))
+	for i := 0; b.Loop(); i++ {
+		data[0] = byte(i) // a new object every time
+		data[1] = byte(i >> 8)
+		data[2] = byte(i >> 16)
+		if _, created, err := s.Put(bg, bytes.NewReader(data), opt); err != nil || !created {
+			b.Fatal(err, created)
+		}
 	}
 }
 

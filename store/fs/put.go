@@ -27,7 +27,8 @@ type crashError struct{ err error }
 func (e crashError) Error() string { return "fs: simulated crash: " + e.err.Error() }
 func (e crashError) Unwrap() error { return e.err }
 
-// Put streams r into tmp/<ulid>.part while hashing it, then commits it as
+// Put streams r into tmp/<ulid>.part while hashing it (after it, when
+// opt.Size did not state its length), then commits it as
 // described in docs/storage.md §3: fsync the temp file; stop with created=false if
 // the object exists; write and rename the sidecar; rename the data without
 // replacing (a concurrent winner also yields created=false); fsync the shard
@@ -44,7 +45,7 @@ func (s *Store) Put(ctx context.Context, r io.Reader, opt store.PutOptions) (sto
 	}
 	name := ulid.Make().String()
 	tmp := filepath.Join(s.tmpDir, name+".part")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, fileMode)
 	if err != nil {
 		return store.Info{}, false, fmt.Errorf("fs: create temp: %w", err)
 	}
@@ -77,9 +78,12 @@ func (s *Store) put(ctx context.Context, f *os.File, name string, r io.Reader, o
 // receive streams r into f, checks the digest against opt.Want and fsyncs f.
 func (s *Store) receive(ctx context.Context, f *os.File, r io.Reader, opt store.PutOptions) (store.Ingested, error) {
 	w := &spaceWriter{f: f, s: s}
-	in, err := store.Ingest(ctx, r, store.IngestOptions{MaxBytes: opt.MaxBytes}, w.write)
+	in, err := store.Ingest(ctx, r, store.IngestOptions{MaxBytes: opt.MaxBytes, Size: opt.Size}, w.write)
 	if err != nil {
 		return in, err
+	}
+	if err := in.Finish(io.NewSectionReader(f, 0, in.Size)); err != nil {
+		return in, fmt.Errorf("fs: %w", err)
 	}
 	if opt.Want != nil && *opt.Want != in.ID {
 		return in, &store.HashMismatchError{Expected: *opt.Want, Actual: in.ID}
@@ -119,7 +123,7 @@ func (s *Store) commit(ctx context.Context, name string, in store.Ingested, meta
 	if err := s.ensureShard(in.ID); err != nil {
 		return store.Info{}, false, fmt.Errorf("fs: shard dir: %w", err)
 	}
-	sc := store.NewSidecar(in.ID, in.Size, in.Chunks, meta, s.now())
+	sc := store.NewSidecar(in.ID, in.Size, in.Outboard, meta, s.now())
 	if err := s.writeSidecar(name, &sc); err != nil {
 		return store.Info{}, false, err
 	}
@@ -173,5 +177,5 @@ func (s *Store) existing(ctx context.Context, in store.Ingested) store.Info {
 	if info, err := s.Stat(ctx, in.ID); err == nil {
 		return info
 	}
-	return store.Info{ID: in.ID, Size: in.Size, Chunks: len(in.Chunks)}
+	return store.Info{ID: in.ID, Size: in.Size, Chunks: store.ChunkCount(in.Size)}
 }

@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 	"github.com/ronhq/ron/store"
+	"github.com/ronhq/ron/store/bao"
 )
 
 // Open opens the object for verified reading. Its sidecar is loaded from the
@@ -77,7 +79,13 @@ func (s *Store) sidecar(ctx context.Context, id store.ID, size int64) (*store.Si
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("fs: read sidecar: %w", err)
 	}
-	v, err, _ := s.rebuilds.Do(id.Hex(), func() (any, error) { return s.rebuild(ctx, id) })
+	return s.rebuildOnce(ctx, id, nil)
+}
+
+// rebuildOnce runs rebuild for id once at a time: concurrent callers share
+// the first one's result.
+func (s *Store) rebuildOnce(ctx context.Context, id store.ID, old *store.Sidecar) (*store.Sidecar, error) {
+	v, err, _ := s.rebuilds.Do(id.Hex(), func() (any, error) { return s.rebuild(ctx, id, old) })
 	if err != nil {
 		return nil, err
 	}
@@ -85,8 +93,11 @@ func (s *Store) sidecar(ctx context.Context, id store.ID, size int64) (*store.Si
 }
 
 // rebuild hashes the data file (under the CPU semaphore) and writes a new
-// sidecar; data not hashing to id is quarantined.
-func (s *Store) rebuild(ctx context.Context, id store.ID) (*store.Sidecar, error) {
+// v2 sidecar; data not hashing to id is quarantined. old, the valid v1
+// sidecar being upgraded, gives its content type and creation time; nil
+// (a missing or invalid sidecar: OnSidecarRebuilt) takes the data file's
+// time and no content type.
+func (s *Store) rebuild(ctx context.Context, id store.ID, old *store.Sidecar) (*store.Sidecar, error) {
 	select {
 	case s.cpu <- struct{}{}:
 	case <-ctx.Done():
@@ -102,15 +113,17 @@ func (s *Store) rebuild(ctx context.Context, id store.ID) (*store.Sidecar, error
 	if err != nil {
 		return nil, err
 	}
-	h := store.NewHasher()
-	if _, err := io.CopyBuffer(h, f, make([]byte, store.ReadSize)); err != nil {
-		return nil, fmt.Errorf("fs: rebuild %s: %w", id.Prefix(), err)
+	ob, sum, err := bao.Encode(bufio.NewReaderSize(f, store.ReadSize), fi.Size())
+	if err != nil {
+		return nil, fmt.Errorf("fs: hash %s: %w", id.Prefix(), err)
 	}
-	sum, chunks, size := h.Sum()
 	if sum != id {
 		return nil, s.corrupt(f, id, -1)
 	}
-	sc := store.NewSidecar(id, size, chunks, store.Meta{}, fi.ModTime())
+	sc := store.NewSidecar(id, fi.Size(), ob, store.Meta{}, fi.ModTime())
+	if old != nil && old.Size == fi.Size() {
+		sc = old.Upgraded(ob)
+	}
 	if err := s.writeSidecar(ulid.Make().String(), &sc); err != nil {
 		return nil, err
 	}
@@ -118,7 +131,9 @@ func (s *Store) rebuild(ctx context.Context, id store.ID) (*store.Sidecar, error
 		return nil, fmt.Errorf("fs: fsync shard: %w", err)
 	}
 	s.cache.add(&sc)
-	s.hooks.SidecarRebuilt(id)
+	if old == nil {
+		s.hooks.SidecarRebuilt(id)
+	}
 	return &sc, nil
 }
 
@@ -138,9 +153,9 @@ type object struct {
 	sc *store.Sidecar
 }
 
-func (o *object) Info() store.Info         { return o.sc.Info() }
-func (o *object) ChunkDigests() []store.ID { return o.sc.Chunks }
-func (o *object) Close() error             { return o.f.Close() }
+func (o *object) Info() store.Info       { return o.sc.Info() }
+func (o *object) Outboard() bao.Outboard { return o.sc.Outboard }
+func (o *object) Close() error           { return o.f.Close() }
 
 // ReadChunk reads chunk i with ReadAt and verifies it; a short file counts
 // as corruption.
@@ -156,7 +171,7 @@ func (o *object) ReadChunk(i int, buf []byte) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("fs: read %s chunk %d: %w", o.sc.Digest.Prefix(), i, err)
 	}
-	if err := store.VerifyChunk(o.sc.Digest, i, b, o.sc.Chunks[i]); err != nil {
+	if err := o.sc.CheckChunk(i, b); err != nil {
 		return nil, o.s.corrupt(o.f, o.sc.Digest, i)
 	}
 	return b, nil

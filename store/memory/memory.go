@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/store"
+	"github.com/ronhq/ron/store/bao"
 )
 
 // DefaultMaxBytes is the capacity used when Options.MaxBytes is 0.
@@ -77,7 +78,10 @@ func (s *Store) Put(ctx context.Context, r io.Reader, opt store.PutOptions) (sto
 		return store.Info{}, false, err
 	}
 	rec := &receiver{s: s}
-	in, err := store.Ingest(ctx, r, store.IngestOptions{MaxBytes: opt.MaxBytes, Keep: true}, rec.add)
+	in, err := store.Ingest(ctx, r, store.IngestOptions{MaxBytes: opt.MaxBytes, Size: opt.Size, Keep: true}, rec.add)
+	if err == nil {
+		err = in.Finish(rec.stored())
+	}
 	if err == nil && opt.Want != nil && *opt.Want != in.ID {
 		err = &store.HashMismatchError{Expected: *opt.Want, Actual: in.ID}
 	}
@@ -88,7 +92,7 @@ func (s *Store) Put(ctx context.Context, r io.Reader, opt store.PutOptions) (sto
 		s.release(rec.reserved)
 		return store.Info{}, false, err
 	}
-	sc := store.NewSidecar(in.ID, in.Size, in.Chunks, opt.Meta, s.opt.Now())
+	sc := store.NewSidecar(in.ID, in.Size, in.Outboard, opt.Meta, s.opt.Now())
 	return s.commit(&entry{sc: sc, chunks: split(rec.segs)}, rec.reserved)
 }
 
@@ -109,6 +113,15 @@ func (r *receiver) add(b []byte) error {
 	}
 	r.segs = append(r.segs, b)
 	return nil
+}
+
+// stored reads back the segments received.
+func (r *receiver) stored() io.Reader {
+	rs := make([]io.Reader, len(r.segs))
+	for i, seg := range r.segs {
+		rs[i] = bytes.NewReader(seg)
+	}
+	return io.MultiReader(rs...)
 }
 
 // split cuts segments (each a multiple of ChunkSize except the last) into
@@ -317,15 +330,22 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// Upgrade implements store.BlobStore: memory objects are always v2, so it
+// only reports ErrNotFound, ErrQuarantined, or false.
+func (s *Store) Upgrade(ctx context.Context, id store.ID) (bool, error) {
+	_, err := s.Stat(ctx, id)
+	return false, err
+}
+
 // object is an open memory object.
 type object struct {
 	s *Store
 	e *entry
 }
 
-func (o *object) Info() store.Info         { return o.e.sc.Info() }
-func (o *object) ChunkDigests() []store.ID { return o.e.sc.Chunks }
-func (o *object) Close() error             { return nil }
+func (o *object) Info() store.Info       { return o.e.sc.Info() }
+func (o *object) Outboard() bao.Outboard { return o.e.sc.Outboard }
+func (o *object) Close() error           { return nil }
 
 // ReadChunk copies chunk i into buf and verifies it.
 func (o *object) ReadChunk(i int, buf []byte) ([]byte, error) {
@@ -334,7 +354,7 @@ func (o *object) ReadChunk(i int, buf []byte) ([]byte, error) {
 		return nil, err
 	}
 	b := buf[:copy(buf[:n], o.e.chunks[i])]
-	if err := store.VerifyChunk(o.e.sc.Digest, i, b, o.e.sc.Chunks[i]); err != nil {
+	if err := o.e.sc.CheckChunk(i, b); err != nil {
 		if o.s.quarantine(o.e.sc.Digest, o.e) {
 			o.s.hooks.Corrupt(o.e.sc.Digest, i, store.KindData)
 		}

@@ -15,6 +15,9 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
+
+	lbao "lukechampine.com/blake3/bao"
 
 	"github.com/ronhq/ron/internal/fixtures"
 	"github.com/ronhq/ron/store"
@@ -45,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) store.BlobStore, opts ...Option) 
 	}{
 		{"Vectors", testVectors},
 		{"RoundTripSizes", testRoundTripSizes},
+		{"KnownSize", testKnownSize},
 		{"OfficialVectors", testOfficialVectors},
 		{"Existing", testExisting},
 		{"ConcurrentSameID", testConcurrentSameID},
@@ -138,13 +142,11 @@ func OfficialVectors(t testing.TB) []Vector {
 	return out
 }
 
-// ExpectedChunks computes chunk digests independently of store.Hasher.
-func ExpectedChunks(data []byte) []store.ID {
-	out := []store.ID{}
-	for off := 0; off < len(data); off += store.ChunkSize {
-		out = append(out, store.Sum(data[off:min(off+store.ChunkSize, len(data))]))
-	}
-	return out
+// ExpectedOutboard computes data's Bao outboard (group 6) with the library
+// directly, independently of store.Ingest and store/bao.
+func ExpectedOutboard(data []byte) []byte {
+	ob, _ := lbao.EncodeBuf(data, 6, true)
+	return ob
 }
 
 var bg = context.Background()
@@ -171,8 +173,8 @@ func ReadAll(t testing.TB, s store.BlobStore, id store.ID) ([]byte, error) {
 	}
 	defer o.Close()
 	info := o.Info()
-	if info.ID != id || len(o.ChunkDigests()) != info.Chunks || info.Chunks != store.ChunkCount(info.Size) {
-		t.Fatalf("object info %+v inconsistent with %d digests", info, len(o.ChunkDigests()))
+	if ob := o.Outboard(); info.ID != id || ob != nil && ob.Size() != info.Size || info.Chunks != store.ChunkCount(info.Size) {
+		t.Fatalf("object info %+v inconsistent with its outboard", info)
 	}
 	var out []byte
 	buf := make([]byte, store.ChunkSize)
@@ -187,7 +189,7 @@ func ReadAll(t testing.TB, s store.BlobStore, id store.ID) ([]byte, error) {
 }
 
 // roundTrip stores data and checks every read path.
-func roundTrip(t *testing.T, s store.BlobStore, data []byte, want store.ID, chunks []store.ID) {
+func roundTrip(t *testing.T, s store.BlobStore, data []byte, want store.ID) {
 	t.Helper()
 	info, created := put(t, s, data, store.Meta{ContentType: "application/x-test"})
 	if !created || info.ID != want {
@@ -201,8 +203,8 @@ func roundTrip(t *testing.T, s store.BlobStore, data []byte, want store.ID, chun
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := o.ChunkDigests(); !slices.Equal(got, chunks) && len(got)+len(chunks) > 0 {
-		t.Fatalf("chunks = %v, want %v", got, chunks)
+	if got := o.Outboard(); !bytes.Equal(got, ExpectedOutboard(data)) {
+		t.Fatalf("outboard = %x, want %x", got, ExpectedOutboard(data))
 	}
 	o.Close()
 	got, err := ReadAll(t, s, want)
@@ -214,27 +216,18 @@ func roundTrip(t *testing.T, s store.BlobStore, data []byte, want store.ID, chun
 func testVectors(t *testing.T, s store.BlobStore) {
 	p := Pattern(102400)
 	vectors := []struct {
-		name   string
-		data   []byte
-		id     string
-		chunks []string
+		name string
+		data []byte
+		id   string
 	}{
-		{"hello", []byte("hello world"), "b3:d74981efa70a0c880b8d8c1985d075dbcbf679b99a5f9914e5aaf96b831a9e24",
-			[]string{"b3:d74981efa70a0c880b8d8c1985d075dbcbf679b99a5f9914e5aaf96b831a9e24"}},
-		{"empty", nil, "b3:af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262", nil},
-		{"hex16", []byte("0123456789abcdef"), "b3:b8f6b168214bf501f5a4b84bff9e105cc5c1f3851b798dcb55ffe887391e84b0",
-			[]string{"b3:b8f6b168214bf501f5a4b84bff9e105cc5c1f3851b798dcb55ffe887391e84b0"}},
-		{"pattern102400", p, "b3:bc3e3d41a1146b069abffad3c0d44860cf664390afce4d9661f7902e7943e085", []string{
-			"b3:68d647e619a930e7b1082f74f334b0c65a315725569bdc123f0ee11881717bfe",
-			"b3:1b314bec1682449387dbf17690bdd41311bdf21f3062998c1b89a631ac26dae2"}},
+		{"hello", []byte("hello world"), "b3:d74981efa70a0c880b8d8c1985d075dbcbf679b99a5f9914e5aaf96b831a9e24"},
+		{"empty", nil, "b3:af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"},
+		{"hex16", []byte("0123456789abcdef"), "b3:b8f6b168214bf501f5a4b84bff9e105cc5c1f3851b798dcb55ffe887391e84b0"},
+		{"pattern102400", p, "b3:bc3e3d41a1146b069abffad3c0d44860cf664390afce4d9661f7902e7943e085"},
 	}
 	for _, v := range vectors {
 		t.Run(v.name, func(t *testing.T) {
-			var chunks []store.ID
-			for _, c := range v.chunks {
-				chunks = append(chunks, MustID(t, c))
-			}
-			roundTrip(t, s, v.data, MustID(t, v.id), chunks)
+			roundTrip(t, s, v.data, MustID(t, v.id))
 		})
 	}
 }
@@ -243,8 +236,33 @@ func testRoundTripSizes(t *testing.T, s store.BlobStore) {
 	for _, n := range []int{0, 1, 65535, 65536, 65537, 3*65536 + 7, store.ReadSize + 1} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			data := Pattern(n)
-			roundTrip(t, s, data, store.Sum(data), ExpectedChunks(data))
+			roundTrip(t, s, data, store.Sum(data))
 		})
+	}
+}
+
+// testKnownSize stores bodies whose length the caller states (hashed while
+// received) and bodies whose stated length is wrong (hashed after): every
+// one is stored under its own id with its own outboard.
+func testKnownSize(t *testing.T, s store.BlobStore) {
+	for i, n := range []int{1, 65536, 3*65536 + 7, store.ReadSize + 1} {
+		for j, stated := range []int{n, n - 1, n + 1, 2 * n} {
+			data := Pattern(n + 64*(4*i+j))[64*(4*i+j):] // a different body per case
+			t.Run(fmt.Sprintf("%d bytes stated as %d", n, stated), func(t *testing.T) {
+				info, created, err := s.Put(bg, bytes.NewReader(data), store.PutOptions{Size: int64(stated)})
+				if err != nil || !created || info.ID != store.Sum(data) || info.Size != int64(n) {
+					t.Fatalf("Put = %+v, %v, %v; want id %s", info, created, err, store.Sum(data))
+				}
+				o, err := s.Open(bg, info.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer o.Close()
+				if !bytes.Equal(o.Outboard(), ExpectedOutboard(data)) {
+					t.Fatal("outboard is not the body's")
+				}
+			})
+		}
 	}
 }
 
@@ -718,4 +736,16 @@ func testCorrupt(t *testing.T, s store.BlobStore, corrupt CorruptFunc) {
 	if st := s.Stats(); st.Quarantined != 1 {
 		t.Fatalf("Stats = %+v", st)
 	}
+}
+
+// SidecarV1 returns the v1 sidecar (chunk digests, no outboard) of data
+// with content type ct, created at created: what a ron before the Bao
+// outboard wrote, for upgrade tests.
+func SidecarV1(data []byte, ct string, created time.Time) store.Sidecar {
+	sc := store.Sidecar{Version: store.SidecarV1, Size: int64(len(data)), ChunkSize: store.ChunkSize,
+		Created: time.UnixMilli(created.UnixMilli()), Digest: store.Sum(data), ContentType: ct, Chunks: []store.ID{}}
+	for off := 0; off < len(data); off += store.ChunkSize {
+		sc.Chunks = append(sc.Chunks, store.Sum(data[off:min(off+store.ChunkSize, len(data))]))
+	}
+	return sc
 }

@@ -20,11 +20,10 @@ func TestHelpers(t *testing.T) {
 	if p[250] != 250 || p[251] != 0 || p[501] != 250 {
 		t.Fatal("Pattern")
 	}
-	if got := ExpectedChunks(Pattern(102400)); len(got) != 2 ||
-		got[1].String() != "b3:1b314bec1682449387dbf17690bdd41311bdf21f3062998c1b89a631ac26dae2" {
-		t.Fatalf("ExpectedChunks = %v", got)
+	if got := ExpectedOutboard(Pattern(102400)); len(got) != 8+64 || got[0] != 0 || got[1] != 0x90 || got[2] != 1 {
+		t.Fatalf("ExpectedOutboard = %x, want the 102,400-byte header and one parent", got)
 	}
-	if len(ExpectedChunks(nil)) != 0 || len(OfficialVectors(t)) < 30 {
+	if len(ExpectedOutboard(nil)) != 8 || len(OfficialVectors(t)) < 30 {
 		t.Fatal("vectors")
 	}
 	_ = store.ChunkSize

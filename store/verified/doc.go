@@ -1,14 +1,22 @@
 // Package verified is the verified transfer of docs/storage.md §4: an
-// object's chunk list (GET /o/{b3}/chunks) is parsed strictly (ParseList),
-// and a stream of the object's bytes, whole or a chunk-aligned range, is read
-// through a Reader that releases each 64 KiB chunk only after it hashed to
-// its list entry and, for a whole object, holds the last chunk back until
-// the BLAKE3 of all bytes equals the id. No consumer ever receives a complete
-// wrong body.
+// object's Bao outboard (GET /o/{b3}/outboard) is parsed strictly
+// (ParseTree), and a stream of the object's bytes, whole or a group-aligned
+// range, is read through a Reader that releases each 64 KiB group only
+// after bao.VerifyGroup proved it against the object id: the group's
+// chaining value and the parents on its path hash up to the id. Nothing
+// else is trusted — not the source of the bytes, not the source of the
+// outboard — and nothing is held back: every released byte is the object's
+// own, at its own offset, whatever the sources send.
 //
-// The list is authenticated by the id only once the whole object has been
-// hashed: a consumer that releases range data earlier trusts the provider's
-// list (the known v1 limitation of docs/storage.md §4).
+// Size authentication: the size an outboard states (its 8-byte header) is
+// proven only when the object's last group verifies, because only that
+// group's place in the tree depends on it. A reader that reads the whole
+// object, or any range that ends in the last group, ends with that group,
+// so a false size ends in a mismatch (or a short stream) before any wrong
+// byte is released. A range that stops earlier releases proven bytes, but
+// the total size it was framed with (a 206's Content-Range total, a 416's
+// "bytes */N") remains the source's claim until some read verified the
+// last group. The empty object's size is proven by its id (ParseTree).
 //
 // The package does no I/O of its own and starts no goroutines; callers bound
 // the underlying reads (deadlines, progress timers).
@@ -16,35 +24,27 @@ package verified
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/ronhq/ron/store/bao"
 )
 
 var (
-	// ErrMismatch is matched (errors.Is) by every *MismatchError: a chunk or
-	// the whole object did not hash to its expected digest.
-	ErrMismatch = errors.New("verified: hash mismatch")
+	// ErrMismatch is matched (errors.Is) by every *MismatchError: a group
+	// did not verify against the id (wrong bytes, or an outboard that is
+	// not the object's), or an empty stream was offered for an id that is
+	// not the empty object's. It is bao.ErrMismatch.
+	ErrMismatch = bao.ErrMismatch
 	// ErrShort: the stream ended (EOF) before the expected bytes arrived.
 	ErrShort = errors.New("verified: stream ended early")
 	// ErrLong: the stream went on past the expected bytes.
 	ErrLong = errors.New("verified: stream longer than expected")
-	// ErrBadList is wrapped by ParseList errors and by the error of a Reader
-	// built on an inconsistent List or chunk range.
-	ErrBadList = errors.New("verified: invalid chunk list")
+	// ErrBadOutboard is wrapped by ParseTree errors and by the error of a
+	// Reader built on an inconsistent Tree or group range: the shape is
+	// wrong, whatever the bytes. It is bao.ErrBadOutboard.
+	ErrBadOutboard = bao.ErrBadOutboard
 )
 
-// MismatchError reports a failed verification. Chunk is the index of the
-// chunk that did not hash to its list entry, or -1 when every chunk matched
-// but the whole object did not hash to the id.
-type MismatchError struct {
-	Chunk int
-}
-
-func (e *MismatchError) Error() string {
-	if e.Chunk < 0 {
-		return "verified: hash mismatch: the whole object does not hash to its id"
-	}
-	return fmt.Sprintf("verified: hash mismatch: chunk %d does not hash to its list entry", e.Chunk)
-}
-
-// Is makes errors.Is(err, ErrMismatch) true.
-func (e *MismatchError) Is(target error) bool { return target == ErrMismatch }
+// MismatchError reports the first group (0-based, of the whole object)
+// that did not verify against the id; for the empty object, group 0. It is
+// bao.MismatchError.
+type MismatchError = bao.MismatchError

@@ -5,60 +5,49 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/zeebo/blake3"
-
-	"github.com/ronhq/ron/store"
+	"github.com/ronhq/ron/store/bao"
 )
 
-// Reader verifies a stream of an object's bytes, chunks firstChunk through
-// lastChunk of its List, as they are read. Read, Next and WriteTo return a
-// chunk's bytes only after that whole chunk hashed to its list entry. When
-// the Reader checks the whole hash (whole set and the range covering the
-// whole object), the last chunk is held back until the BLAKE3 of all bytes
-// equals the id. Before the last chunk is released the Reader also makes sure
-// the stream ends there (ErrLong otherwise), so io.EOF means: every expected
-// byte arrived, verified, and nothing else followed.
+// Reader verifies a stream of an object's bytes, groups first through last
+// of its Tree, as they are read. Read, Next and WriteTo return a group's
+// bytes only after that whole group verified against the id
+// (bao.VerifyGroup); nothing else is held back. Before the range's last
+// group is released the Reader also makes sure the stream ends there
+// (ErrLong otherwise), so io.EOF means: every expected byte arrived,
+// verified, and nothing else followed.
 //
-// Errors are sticky. They wrap ErrMismatch (a *MismatchError: chunk or
-// whole-hash mismatch), ErrShort (the stream hit EOF early), ErrLong (extra
-// bytes), ErrBadList (an inconsistent List or chunk range given to
-// NewReader), or carry the underlying stream's read error.
+// Errors are sticky. They wrap ErrMismatch (a *MismatchError naming the
+// group), ErrShort (the stream hit EOF early), ErrLong (extra bytes),
+// ErrBadOutboard (an inconsistent Tree or group range given to NewReader),
+// or carry the underlying stream's read error.
 //
-// A Reader holds one chunk buffer (at most 64 KiB). It is not safe for
+// A Reader holds one group buffer (at most 64 KiB). It is not safe for
 // concurrent use and does no I/O beyond reading body.
 type Reader struct {
 	body  io.Reader
-	l     List
-	next  int // next chunk to read from body
+	t     Tree
+	next  int // next group to read from body
 	last  int
-	whole *blake3.Hasher // nil unless the whole hash is checked
 	buf   []byte
 	out   []byte // verified bytes not yet returned
 	off   int64  // object offset of the next byte returned
 	err   error  // sticky; io.EOF once the range was fully returned
-	ended bool   // the last chunk was verified and released into out
+	ended bool   // the last group was verified and released into out
 }
 
 // NewReader returns a Reader of body, which must hold exactly the bytes of
-// chunks firstChunk..lastChunk of l (the whole object, or the chunk-aligned
-// range that List.RangeHeader requests). whole asks for the whole-object
-// hash check and is honoured when the range covers the whole object (it is
-// ignored for a partial range, whose chunks are checked against the list
-// alone). An empty range (lastChunk = firstChunk−1, e.g. an empty object)
-// reads nothing but still checks that the stream is empty and, for the whole
-// object, that the empty input hashes to the id.
-func NewReader(body io.Reader, l List, firstChunk, lastChunk int, whole bool) *Reader {
-	r := &Reader{body: body, l: l, next: firstChunk, last: lastChunk, off: int64(firstChunk) * store.ChunkSize}
-	if err := l.check(); err != nil {
+// groups first..last of t (the whole object, or the group-aligned range
+// that Tree.RangeHeader requests). An empty range (last = first−1, as for
+// the empty object) reads nothing but still checks that the stream is
+// empty.
+func NewReader(body io.Reader, t Tree, first, last int) *Reader {
+	r := &Reader{body: body, t: t, next: first, last: last, off: int64(first) * bao.GroupSize}
+	if err := t.check(); err != nil {
 		r.err = err
 		return r
 	}
-	if firstChunk < 0 || lastChunk >= l.Count() || firstChunk > lastChunk+1 {
-		r.err = badListf("chunk range %d..%d outside 0..%d", firstChunk, lastChunk, l.Count()-1)
-		return r
-	}
-	if whole && l.Covers(firstChunk, lastChunk) {
-		r.whole = blake3.New()
+	if first < 0 || last >= t.Count() || first > last+1 {
+		r.err = fmt.Errorf("%w: group range %d..%d outside 0..%d", ErrBadOutboard, first, last, t.Count()-1)
 	}
 	return r
 }
@@ -80,7 +69,7 @@ func (r *Reader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// Next returns the verified bytes of the next chunk (or what Read left of
+// Next returns the verified bytes of the next group (or what Read left of
 // the current one). The slice is valid until the next call. At the end of
 // the range it returns io.EOF.
 func (r *Reader) Next() ([]byte, error) {
@@ -95,8 +84,8 @@ func (r *Reader) Next() ([]byte, error) {
 	return b, nil
 }
 
-// WriteTo writes the verified bytes to w, one Write per chunk, until the end
-// of the range or the first error (io.EOF is not an error here).
+// WriteTo writes the verified bytes to w, one Write per group, until the
+// end of the range or the first error (io.EOF is not an error here).
 func (r *Reader) WriteTo(w io.Writer) (int64, error) {
 	var total int64
 	for {
@@ -115,7 +104,7 @@ func (r *Reader) WriteTo(w io.Writer) (int64, error) {
 	}
 }
 
-// fill reads and verifies the next chunk into out, or records why not.
+// fill reads and verifies the next group into out, or records why not.
 func (r *Reader) fill() error {
 	switch {
 	case r.err != nil:
@@ -131,60 +120,47 @@ func (r *Reader) fill() error {
 		}
 		return r.err
 	}
-	chunk, err := r.readChunk(r.next)
+	group, err := r.readGroup(r.next)
+	if err == nil && r.next == r.last {
+		err = r.finish()
+		r.ended = err == nil
+	}
 	if err != nil {
 		r.err = err
 		return err
 	}
 	r.next++
-	if r.next > r.last {
-		if err := r.finish(); err != nil {
-			r.err = err
-			return err
-		}
-		r.ended = true
-	}
-	r.out = chunk
+	r.out = group
 	return nil
 }
 
-// readChunk reads chunk i whole and checks it against its list entry.
-func (r *Reader) readChunk(i int) ([]byte, error) {
-	n := r.l.ChunkLen(i)
+// readGroup reads group i whole and verifies it against the id.
+func (r *Reader) readGroup(i int) ([]byte, error) {
+	n := r.t.GroupLen(i)
 	if r.buf == nil {
-		r.buf = make([]byte, r.l.ChunkLen(r.next)) // the range's first chunk is its largest
+		r.buf = make([]byte, r.t.GroupLen(r.next)) // the range's first group is its largest
 	}
-	chunk := r.buf[:n]
-	if got, err := io.ReadFull(r.body, chunk); err != nil {
+	group := r.buf[:n]
+	if got, err := io.ReadFull(r.body, group); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, fmt.Errorf("%w: chunk %d: %d of %d bytes", ErrShort, i, got, n)
+			return nil, fmt.Errorf("%w: group %d: %d of %d bytes", ErrShort, i, got, n)
 		}
-		return nil, fmt.Errorf("verified: reading chunk %d: %w", i, err)
+		return nil, fmt.Errorf("verified: reading group %d: %w", i, err)
 	}
-	if blake3.Sum256(chunk) != r.l.Chunks[i] {
-		return nil, &MismatchError{Chunk: i}
+	if err := bao.VerifyGroup(group, r.t.Outboard, r.t.ID, int64(i)); err != nil {
+		return nil, err
 	}
-	if r.whole != nil {
-		_, _ = r.whole.Write(chunk)
-	}
-	return chunk, nil
+	return group, nil
 }
 
-// finish runs once every chunk of the range has been read and verified,
-// before the last one is released: the whole hash, then the end of stream.
+// finish runs once every group of the range has been read and verified,
+// before the last one is released: the stream must end there.
 func (r *Reader) finish() error {
-	if r.whole != nil {
-		var got store.ID
-		r.whole.Sum(got[:0])
-		if got != r.l.ID {
-			return &MismatchError{Chunk: -1}
-		}
-	}
 	var one [1]byte
 	n, err := io.ReadAtLeast(r.body, one[:], 1)
 	switch {
 	case n > 0:
-		return fmt.Errorf("%w: bytes after chunk %d", ErrLong, r.last)
+		return fmt.Errorf("%w: bytes after group %d", ErrLong, r.last)
 	case err == io.EOF:
 		return nil
 	}

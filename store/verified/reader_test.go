@@ -11,13 +11,14 @@ import (
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/storetest"
 	"github.com/ronhq/ron/store/verified"
+	"github.com/ronhq/ron/store/verified/vfetch/vfetchtest"
 )
 
 const cs = store.ChunkSize
 
-// spanOf returns the bytes of chunks first..last of data.
-func spanOf(l verified.List, data []byte, first, last int) []byte {
-	off, n := l.Span(first, last)
+// spanOf returns the bytes of groups first..last of data.
+func spanOf(tr verified.Tree, data []byte, first, last int) []byte {
+	off, n := tr.Span(first, last)
 	return data[off : off+n]
 }
 
@@ -29,39 +30,38 @@ func flip(b []byte, i int) []byte {
 }
 
 func TestReaderTable(t *testing.T) {
-	data := storetest.Pattern(3*cs + 1000) // 4 chunks
-	l := verified.ListOf(data)
+	data := storetest.Pattern(3*cs + 1000) // 4 groups
+	tr := verified.TreeOf(data)
 	all := data
 	for _, tc := range []struct {
 		name        string
 		body        []byte
 		first, last int
-		whole       bool
 		want        []byte // bytes returned before the error
 		err         error  // nil: clean EOF
 	}{
-		{"whole", all, 0, 3, true, all, nil},
-		{"whole without whole check", all, 0, 3, false, all, nil},
-		{"middle chunk", spanOf(l, data, 1, 1), 1, 1, false, spanOf(l, data, 1, 1), nil},
-		{"range to end", spanOf(l, data, 2, 3), 2, 3, true, spanOf(l, data, 2, 3), nil}, // whole ignored
-		{"last chunk only", spanOf(l, data, 3, 3), 3, 3, false, spanOf(l, data, 3, 3), nil},
-		{"chunk 0 wrong", flip(all, 7), 0, 3, true, nil, verified.ErrMismatch},
-		{"chunk 2 wrong", flip(all, 2*cs+1), 0, 3, true, all[:2*cs], verified.ErrMismatch},
-		{"last chunk wrong", flip(all, len(all)-1), 0, 3, true, all[:3*cs], verified.ErrMismatch},
-		{"short mid chunk", all[:cs+10], 0, 3, true, all[:cs], verified.ErrShort},
-		{"short at boundary", all[:2*cs], 0, 3, true, all[:2*cs], verified.ErrShort},
-		{"short last byte", all[:len(all)-1], 0, 3, true, all[:3*cs], verified.ErrShort},
-		{"empty body", nil, 0, 3, true, nil, verified.ErrShort},
-		{"one extra byte", append(bytes.Clone(all), 0), 0, 3, true, all[:3*cs], verified.ErrLong},
-		{"extra after range", spanOf(l, data, 1, 2), 1, 1, false, nil, verified.ErrLong},
-		{"range wrong", flip(spanOf(l, data, 1, 2), cs+3), 1, 2, false, spanOf(l, data, 1, 1), verified.ErrMismatch},
-		{"bad range", all, 2, 4, false, nil, verified.ErrBadList},
-		{"negative first", all, -1, 0, false, nil, verified.ErrBadList},
-		{"first past last", all, 3, 1, false, nil, verified.ErrBadList},
+		{"whole", all, 0, 3, all, nil},
+		{"middle group", spanOf(tr, data, 1, 1), 1, 1, spanOf(tr, data, 1, 1), nil},
+		{"range to end", spanOf(tr, data, 2, 3), 2, 3, spanOf(tr, data, 2, 3), nil},
+		{"last group only", spanOf(tr, data, 3, 3), 3, 3, spanOf(tr, data, 3, 3), nil},
+		{"group 0 wrong", flip(all, 7), 0, 3, nil, verified.ErrMismatch},
+		{"group 2 wrong", flip(all, 2*cs+1), 0, 3, all[:2*cs], verified.ErrMismatch},
+		{"last group wrong", flip(all, len(all)-1), 0, 3, all[:3*cs], verified.ErrMismatch},
+		{"short mid group", all[:cs+10], 0, 3, all[:cs], verified.ErrShort},
+		{"short at boundary", all[:2*cs], 0, 3, all[:2*cs], verified.ErrShort},
+		{"short last byte", all[:len(all)-1], 0, 3, all[:3*cs], verified.ErrShort},
+		{"empty body", nil, 0, 3, nil, verified.ErrShort},
+		{"one extra byte", append(bytes.Clone(all), 0), 0, 3, all[:3*cs], verified.ErrLong},
+		{"extra after range", spanOf(tr, data, 1, 2), 1, 1, nil, verified.ErrLong},
+		{"range wrong", flip(spanOf(tr, data, 1, 2), cs+3), 1, 2, spanOf(tr, data, 1, 1), verified.ErrMismatch},
+		{"another group's bytes", spanOf(tr, data, 1, 1), 2, 2, nil, verified.ErrMismatch},
+		{"bad range", all, 2, 4, nil, verified.ErrBadOutboard},
+		{"negative first", all, -1, 0, nil, verified.ErrBadOutboard},
+		{"first past last", all, 3, 1, nil, verified.ErrBadOutboard},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, mode := range []string{"read", "next", "writeto", "onebyte"} {
-				got, err := drain(verified.NewReader(bytes.NewReader(tc.body), l, tc.first, tc.last, tc.whole), mode)
+				got, err := drain(verified.NewReader(bytes.NewReader(tc.body), tr, tc.first, tc.last), mode)
 				if tc.err == nil && err != nil || tc.err != nil && !errors.Is(err, tc.err) {
 					t.Fatalf("%s: err = %v, want %v", mode, err, tc.err)
 				}
@@ -110,76 +110,83 @@ func eofNil(err error) error {
 	return err
 }
 
-// A provider whose list matches its own wrong bytes: every chunk checks
-// out, the whole hash does not, and the last chunk is never released.
-func TestReaderWholeMismatchHoldsLastChunk(t *testing.T) {
-	data := storetest.Pattern(2*cs + 500)
-	wrong := flip(data, cs+1)
-	l := verified.ListOf(wrong)
-	l.ID = verified.ListOf(data).ID // the id asked for; the list is the provider's
-	r := verified.NewReader(bytes.NewReader(wrong), l, 0, 2, true)
-	got, err := drain(r, "next")
-	var me *verified.MismatchError
-	if !errors.As(err, &me) || me.Chunk != -1 {
-		t.Fatalf("err = %v, want a whole-hash MismatchError", err)
-	}
-	if !bytes.Equal(got, wrong[:2*cs]) {
-		t.Fatalf("released %d bytes, want the first two chunks only", len(got))
-	}
-	// Errors are sticky.
-	if _, err2 := r.Next(); !errors.Is(err2, verified.ErrMismatch) {
-		t.Fatalf("second Next = %v", err2)
-	}
-	// A one-chunk object is fully verified before any byte is released.
-	small := []byte("hello world")
-	sl := verified.ListOf([]byte("hello wOrld"))
-	sl.ID = verified.ListOf(small).ID
-	if b, err := verified.NewReader(strings.NewReader("hello wOrld"), sl, 0, 0, true).Next(); b != nil || !errors.Is(err, verified.ErrMismatch) {
-		t.Fatalf("small: %q, %v", b, err)
-	}
-	// The same partial range is not whole-checked: the list is trusted.
-	if got, err := drain(verified.NewReader(bytes.NewReader(wrong[:cs]), l, 0, 0, true), "next"); err != nil || len(got) != cs {
-		t.Fatalf("partial range: %d, %v", len(got), err)
+// TestReaderLiars runs the lying sources of every reader's table (issue
+// 16) through the Reader, whole and for ranges on and off group
+// boundaries: every byte released is the object's own, and exactly the
+// groups before the first bad one are released.
+func TestReaderLiars(t *testing.T) {
+	data := storetest.Pattern(5*cs + 1234)
+	size := int64(len(data))
+	for _, l := range vfetchtest.Liars(data) {
+		t.Run(l.Name, func(t *testing.T) {
+			tr, perr := verified.ParseTree(l.Outboard, l.ID)
+			for _, r := range append(vfetchtest.Ranges(size), vfetchtest.Range{Start: 0, End: size - 1}) {
+				first, last := verified.TreeOf(data).GroupRange(r.Start, r.End)
+				off, n := verified.TreeOf(data).Span(first, last)
+				got, err := drain(verified.NewReader(bytes.NewReader(l.Data[off:off+n]), tr, first, last), "next")
+				if perr != nil {
+					got, err = nil, perr
+				}
+				lo, hi := min(int64(len(got)), r.Start-off), min(int64(len(got)), r.End+1-off)
+				want, complete := l.Delivers(data, r.Start, r.End)
+				if !bytes.Equal(got[lo:hi], want) || complete != (err == nil) {
+					t.Fatalf("%s: %d bytes, %v; want %d bytes, complete %v", r.Header(), hi-lo, err, len(want), complete)
+				}
+				if err != nil && !errors.Is(err, verified.ErrMismatch) && !errors.Is(err, verified.ErrBadOutboard) {
+					t.Fatalf("%s: %v, want a mismatch or a bad outboard", r.Header(), err)
+				}
+			}
+		})
 	}
 }
 
-func TestReaderChunkMismatchIndex(t *testing.T) {
+func TestReaderMismatchNamesGroup(t *testing.T) {
 	data := storetest.Pattern(3 * cs)
-	l := verified.ListOf(data)
-	_, err := drain(verified.NewReader(bytes.NewReader(flip(data, 2*cs)), l, 0, 2, true), "next")
+	tr := verified.TreeOf(data)
+	_, err := drain(verified.NewReader(bytes.NewReader(flip(data, 2*cs)), tr, 0, 2), "next")
 	var me *verified.MismatchError
-	if !errors.As(err, &me) || me.Chunk != 2 || !strings.Contains(err.Error(), "chunk 2") {
+	if !errors.As(err, &me) || me.Group != 2 || !strings.Contains(err.Error(), "group 2") {
 		t.Fatalf("err = %v", err)
 	}
 }
 
+// The empty object: its stream must be empty, and its tree proves itself
+// (size 0 only for the empty id).
 func TestReaderEmptyObject(t *testing.T) {
-	l := verified.ListOf(nil)
-	if got, err := drain(verified.NewReader(strings.NewReader(""), l, 0, -1, true), "next"); err != nil || len(got) != 0 {
+	tr := verified.TreeOf(nil)
+	if got, err := drain(verified.NewReader(strings.NewReader(""), tr, 0, -1), "next"); err != nil || len(got) != 0 {
 		t.Fatalf("empty: %q, %v", got, err)
 	}
-	if _, err := drain(verified.NewReader(strings.NewReader("x"), l, 0, -1, true), "next"); !errors.Is(err, verified.ErrLong) {
+	if _, err := drain(verified.NewReader(strings.NewReader("x"), tr, 0, -1), "next"); !errors.Is(err, verified.ErrLong) {
 		t.Fatalf("empty with a byte: %v", err)
 	}
-	lying := l
+	lying := tr
 	lying.ID = store.Sum([]byte("not empty"))
-	if _, err := drain(verified.NewReader(strings.NewReader(""), lying, 0, -1, true), "next"); !errors.Is(err, verified.ErrMismatch) {
-		t.Fatalf("empty list for a non-empty id: %v", err)
+	if _, err := drain(verified.NewReader(strings.NewReader(""), lying, 0, -1), "next"); !errors.Is(err, verified.ErrMismatch) {
+		t.Fatalf("empty tree for a non-empty id: %v", err)
+	}
+	if _, err := verified.ParseTree(tr.Outboard, lying.ID); !errors.Is(err, verified.ErrMismatch) {
+		t.Fatalf("ParseTree of an empty outboard for a non-empty id: %v", err)
 	}
 }
 
-func TestReaderInconsistentList(t *testing.T) {
-	l := verified.ListOf(storetest.Pattern(cs + 1))
-	l.Chunks = l.Chunks[:1]
-	if _, err := verified.NewReader(strings.NewReader(""), l, 0, 0, false).Next(); !errors.Is(err, verified.ErrBadList) {
+func TestReaderInconsistentTree(t *testing.T) {
+	tr := verified.TreeOf(storetest.Pattern(cs + 1))
+	tr.Outboard = tr.Outboard[:8]
+	if _, err := verified.NewReader(strings.NewReader(""), tr, 0, 0).Next(); !errors.Is(err, verified.ErrBadOutboard) {
 		t.Fatalf("err = %v", err)
+	}
+	tr = verified.TreeOf(storetest.Pattern(cs + 1))
+	tr.Size--
+	if _, err := verified.NewReader(strings.NewReader(""), tr, 0, 0).Next(); !errors.Is(err, verified.ErrBadOutboard) {
+		t.Fatalf("size unlike the header: %v", err)
 	}
 }
 
 func TestReaderOffset(t *testing.T) {
 	data := storetest.Pattern(3*cs + 7)
-	l := verified.ListOf(data)
-	r := verified.NewReader(bytes.NewReader(spanOf(l, data, 1, 3)), l, 1, 3, false)
+	tr := verified.TreeOf(data)
+	r := verified.NewReader(bytes.NewReader(spanOf(tr, data, 1, 3)), tr, 1, 3)
 	if r.Offset() != cs {
 		t.Fatalf("start offset %d", r.Offset())
 	}
@@ -187,13 +194,13 @@ func TestReaderOffset(t *testing.T) {
 	if n, err := r.Read(buf); n != 100 || err != nil || r.Offset() != cs+100 || !bytes.Equal(buf, data[cs:cs+100]) {
 		t.Fatalf("Read = %d, %v; offset %d", n, err, r.Offset())
 	}
-	b, err := r.Next() // the rest of chunk 1
+	b, err := r.Next() // the rest of group 1
 	if err != nil || len(b) != cs-100 || r.Offset() != 2*cs {
 		t.Fatalf("Next = %d, %v; offset %d", len(b), err, r.Offset())
 	}
 }
 
-// errAfter fails with err once n bytes were read.
+// errAfter fails with err once its reader is exhausted.
 type errAfter struct {
 	r   io.Reader
 	err error
@@ -209,14 +216,14 @@ func (e *errAfter) Read(p []byte) (int, error) {
 
 func TestReaderUnderlyingError(t *testing.T) {
 	data := storetest.Pattern(2 * cs)
-	l := verified.ListOf(data)
+	tr := verified.TreeOf(data)
 	boom := errors.New("connection reset")
-	got, err := drain(verified.NewReader(&errAfter{bytes.NewReader(data[:cs+3]), boom}, l, 0, 1, true), "next")
+	got, err := drain(verified.NewReader(&errAfter{bytes.NewReader(data[:cs+3]), boom}, tr, 0, 1), "next")
 	if !errors.Is(err, boom) || errors.Is(err, verified.ErrShort) || len(got) != cs {
 		t.Fatalf("got %d bytes, err %v", len(got), err)
 	}
 	// An error right after the last byte is not a clean end either.
-	got, err = drain(verified.NewReader(&errAfter{bytes.NewReader(data), boom}, l, 0, 1, true), "next")
+	got, err = drain(verified.NewReader(&errAfter{bytes.NewReader(data), boom}, tr, 0, 1), "next")
 	if !errors.Is(err, boom) || len(got) != cs {
 		t.Fatalf("trailing error: got %d bytes, err %v", len(got), err)
 	}
@@ -229,8 +236,20 @@ func (errWriter) Write([]byte) (int, error) { return 0, io.ErrClosedPipe }
 
 func TestReaderWriteToError(t *testing.T) {
 	data := storetest.Pattern(cs)
-	n, err := verified.NewReader(bytes.NewReader(data), verified.ListOf(data), 0, 0, true).WriteTo(errWriter{})
+	n, err := verified.NewReader(bytes.NewReader(data), verified.TreeOf(data), 0, 0).WriteTo(errWriter{})
 	if n != 0 || !errors.Is(err, io.ErrClosedPipe) {
 		t.Fatalf("WriteTo = %d, %v", n, err)
+	}
+}
+
+// Errors are sticky.
+func TestReaderSticky(t *testing.T) {
+	data := storetest.Pattern(2 * cs)
+	r := verified.NewReader(bytes.NewReader(flip(data, cs)), verified.TreeOf(data), 0, 1)
+	if _, err := drain(r, "next"); !errors.Is(err, verified.ErrMismatch) {
+		t.Fatalf("first: %v", err)
+	}
+	if _, err := r.Next(); !errors.Is(err, verified.ErrMismatch) {
+		t.Fatalf("second Next = %v", err)
 	}
 }

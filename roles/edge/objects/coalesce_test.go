@@ -83,7 +83,7 @@ func TestFirstClientLeaves(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		leader := make(chan result, 1)
 		go func() { leader <- e.get(ctx, http.MethodGet, id.String()) }()
-		synctest.Wait() // the leader has the first chunks and waits for more
+		synctest.Wait() // the leader has the first groups and waits for more
 		waiter := make(chan result, 1)
 		go func() { waiter <- e.get(context.Background(), http.MethodGet, id.String()) }()
 		synctest.Wait()

@@ -74,18 +74,18 @@ func fillResult(err error, success string) string {
 // the budget in memory).
 func (o *Objects) storeLimit(lim Limits) int64 { return o.opt.Cache.StoreLimit(lim.FillMaxBytes) }
 
-// fillAttempt is one attempt at filling fl from a source: the size first
-// (too large → errBig), then the body; once its first chunk verified, the
-// fill is published to the waiters and nothing else is tried.
+// fillAttempt is one attempt at filling fl from a source: the outboard
+// and the size it states first (too large → errBig), then the body; once
+// its first group verified, the fill is published to the waiters and
+// nothing else is tried.
 func (o *Objects) fillAttempt(fl *flight, lim Limits) attemptFunc {
 	return func(ctx context.Context, src *Source) (bool, error) {
 		p, err := o.probe(ctx, src, fl.id, lim.FillTimeout)
 		if err != nil {
 			return false, err
 		}
-		defer p.close()
-		if p.size > o.storeLimit(lim) {
-			if p.size <= lim.FillMaxBytes {
+		if p.size() > o.storeLimit(lim) {
+			if p.size() <= lim.FillMaxBytes {
 				o.met.amnesia.Inc()
 			}
 			return true, errBig
@@ -99,15 +99,15 @@ func (o *Objects) fillAttempt(fl *flight, lim Limits) attemptFunc {
 		if err != nil && err != io.EOF {
 			return false, err
 		}
-		f, err := o.opt.Cache.NewFill(p.size)
+		f, err := o.opt.Cache.NewFill(p.size())
 		if err != nil {
 			return true, errCache(err)
 		}
-		return true, o.fillFrom(ctx, fl, f, src, b, first, p.size)
+		return true, o.fillFrom(ctx, fl, f, src, b, first, p.size())
 	}
 }
 
-// fillFrom writes the first verified chunk, publishes the fill, writes the
+// fillFrom writes the first verified group, publishes the fill, writes the
 // rest and commits it. A failure aborts the fill: its followers get the
 // error, and those that sent headers abort their connections.
 func (o *Objects) fillFrom(ctx context.Context, fl *flight, f *edgecache.Fill, src *Source, b *vfetch.Body, first []byte, size int64) error {
@@ -116,9 +116,9 @@ func (o *Objects) fillFrom(ctx context.Context, fl *flight, f *edgecache.Fill, s
 		fl.publish(f, size, b.ContentType)
 	}
 	for err == nil {
-		var chunk []byte
-		if chunk, err = b.Next(); err == nil {
-			err = o.write(f, chunk)
+		var group []byte
+		if group, err = b.Next(); err == nil {
+			err = o.write(f, group)
 		}
 	}
 	if err == io.EOF {
@@ -137,13 +137,13 @@ func (o *Objects) fillFrom(ctx context.Context, fl *flight, f *edgecache.Fill, s
 	return herr
 }
 
-// write adds a verified chunk to the fill.
-func (o *Objects) write(f *edgecache.Fill, chunk []byte) error {
-	if len(chunk) == 0 {
+// write adds a verified group to the fill.
+func (o *Objects) write(f *edgecache.Fill, group []byte) error {
+	if len(group) == 0 {
 		return nil
 	}
-	_, err := f.Write(chunk)
-	o.met.upstream.Add(len(chunk))
+	_, err := f.Write(group)
+	o.met.upstream.Add(len(group))
 	return err
 }
 

@@ -77,10 +77,10 @@ func TestRetries(t *testing.T) {
 	})
 }
 
-// TestCorruptFirstChunkNextSource: storage's first chunk does not match
-// its list: nothing went to the client, so the provider is asked and the
-// object is stored from it.
-func TestCorruptFirstChunkNextSource(t *testing.T) {
+// TestCorruptFirstGroupNextSource: storage's first group does not verify
+// against the id: nothing went to the client, so the provider is asked and
+// the object is stored from it.
+func TestCorruptFirstGroupNextSource(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		data, id := pattern(34, 3*cs)
 		n := memNet{}
@@ -107,12 +107,12 @@ func TestCorruptFirstChunkNextSource(t *testing.T) {
 	})
 }
 
-// TestCorruptLastChunkAborts: chunks that match a lying list but a whole
-// that does not hash to the id: the client's connection (a real one) is cut
-// before Content-Length, the last chunk never sent (the third may or may
-// not have gone out before the abort), nothing stored; the next GET asks
-// storage again.
-func TestCorruptLastChunkAborts(t *testing.T) {
+// TestCorruptLastGroupAborts: a last group that does not verify against
+// the id: the client's connection (a real one) is cut before
+// Content-Length, the last group never sent (the third may or may not have
+// gone out before the abort), nothing stored; the next GET asks storage
+// again.
+func TestCorruptLastGroupAborts(t *testing.T) {
 	data, id := pattern(35, 4*cs)
 	s := newFakeStore()
 	storage := httptest.NewServer(s)
@@ -125,14 +125,14 @@ func TestCorruptLastChunkAborts(t *testing.T) {
 	ct := &http.Transport{}
 	defer ct.CloseIdleConnections()
 	for i := 1; i <= 2; i++ {
-		obj := selfConsistentObj(data, len(data)-1)
+		obj := corruptObj(data, len(data)-1)
 		obj.gate, obj.gateAfter = make(chan struct{}), 3*cs
 		s.put(id, obj)
 		resp, err := (&http.Client{Transport: ct}).Get(edge.URL + "/o/" + id.String())
 		if err != nil || resp.StatusCode != http.StatusOK || resp.ContentLength != 4*cs {
 			t.Fatalf("GET %d: %v %v", i, err, resp)
 		}
-		head := make([]byte, 2*cs) // the client holds verified bytes before the last chunk is read
+		head := make([]byte, 2*cs) // the client holds verified bytes before the last group is read
 		if _, err := io.ReadFull(resp.Body, head); err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +141,7 @@ func TestCorruptLastChunkAborts(t *testing.T) {
 		resp.Body.Close()
 		got := append(head, rest...)
 		if err == nil || len(got) > 3*cs || !bytes.Equal(got, data[:len(got)]) {
-			t.Fatalf("GET %d: %d more bytes, %v; want at most the third chunk, then a cut", i, len(rest), err)
+			t.Fatalf("GET %d: %d more bytes, %v; want at most the third group, then a cut", i, len(rest), err)
 		}
 		if got := s.gets.Load(); got != int64(i) {
 			t.Fatalf("storage saw %d body GETs after GET %d", got, i)
@@ -155,13 +155,14 @@ func TestCorruptLastChunkAborts(t *testing.T) {
 	}
 }
 
-// TestCorruptOneChunk: the docs/edge.md §13 row with a one-chunk object: every shape
-// is a 502 upstream_unavailable with reason etag_invalid, never a body.
-func TestCorruptOneChunk(t *testing.T) {
+// TestCorruptOneGroup: the docs/edge.md §13 row with a one-group object:
+// every shape is a 502 upstream_unavailable with reason etag_invalid, never
+// a body.
+func TestCorruptOneGroup(t *testing.T) {
 	data, id := pattern(36, 5000)
 	for name, obj := range map[string]*fakeObj{
-		"list of the wrong bytes": selfConsistentObj(data, 7),
-		"list of the right bytes": corruptObj(data, 7),
+		"outboard of the wrong bytes": selfConsistentObj(data, 7),
+		"outboard of the right bytes": corruptObj(data, 7),
 	} {
 		t.Run(name, func(t *testing.T) {
 			n, _ := storageHolding(id, obj)
@@ -258,7 +259,7 @@ func TestRangeOnMiss(t *testing.T) {
 				t.Fatalf("range: %d %q", r.status, r.body)
 			}
 		default:
-			t.Fatal("the range was not answered while the fill waits for later chunks")
+			t.Fatal("the range was not answered while the fill waits for later groups")
 		}
 		close(obj.gate)
 		synctest.Wait()
@@ -271,34 +272,26 @@ func TestRangeOnMiss(t *testing.T) {
 }
 
 // TestRangeOnBigMiss: above the store limit one range fetches only the
-// chunk-aligned span covering it (HTTP and in-process); several ranges get
-// the whole object, 200, streamed.
+// group-aligned span covering it; several ranges get the whole object,
+// 200, streamed.
 func TestRangeOnBigMiss(t *testing.T) {
 	data, id := pattern(40, 6*cs)
-	for _, inProcess := range []bool{false, true} {
-		t.Run(map[bool]string{false: "http", true: "in-process"}[inProcess], func(t *testing.T) {
-			n, s := storageHolding(id, honestObj(data))
-			src := httpSource(n, "storage.test")
-			if inProcess {
-				src = &Source{Name: "storage", BaseURL: "http://storage.test", Client: n.client(), InProcess: true}
-			}
-			e := newEnv(t, envOptions{storage: src, lim: Limits{FillMaxBytes: 2 * cs}})
-			r := e.get(t.Context(), http.MethodGet, id.String(), "Range", "bytes=200000-200009")
-			if r.status != http.StatusPartialContent || !bytes.Equal(r.body, data[200000:200010]) ||
-				r.header.Get("Content-Range") != "bytes 200000-200009/393216" ||
-				r.header.Get("Cache-Status") != "ron-edge; fwd=miss; fwd-status=206" {
-				t.Fatalf("range: %d %q %v", r.status, r.body, r.header)
-			}
-			if rng := lastRange(s); rng != "bytes=196608-262143" {
-				t.Fatalf("storage got Range %q, want the chunk-aligned span of chunk 3", rng)
-			}
-			r = e.get(t.Context(), http.MethodGet, id.String(), "Range", "bytes=0-1,-2")
-			wantBody(t, "several ranges", r, data)
-			r = e.get(t.Context(), http.MethodGet, id.String(), "Range", "bytes=999999-")
-			if r.status != http.StatusRequestedRangeNotSatisfiable || r.header.Get("Content-Range") != "bytes */393216" {
-				t.Fatalf("unsatisfiable: %d %v", r.status, r.header)
-			}
-		})
+	n, s := storageHolding(id, honestObj(data))
+	e := newEnv(t, envOptions{storage: httpSource(n, "storage.test"), lim: Limits{FillMaxBytes: 2 * cs}})
+	r := e.get(t.Context(), http.MethodGet, id.String(), "Range", "bytes=200000-200009")
+	if r.status != http.StatusPartialContent || !bytes.Equal(r.body, data[200000:200010]) ||
+		r.header.Get("Content-Range") != "bytes 200000-200009/393216" ||
+		r.header.Get("Cache-Status") != "ron-edge; fwd=miss; fwd-status=206" {
+		t.Fatalf("range: %d %q %v", r.status, r.body, r.header)
+	}
+	if rng := lastRange(s); rng != "bytes=196608-262143" {
+		t.Fatalf("storage got Range %q, want the group-aligned span of group 3", rng)
+	}
+	r = e.get(t.Context(), http.MethodGet, id.String(), "Range", "bytes=0-1,-2")
+	wantBody(t, "several ranges", r, data)
+	r = e.get(t.Context(), http.MethodGet, id.String(), "Range", "bytes=999999-")
+	if r.status != http.StatusRequestedRangeNotSatisfiable || r.header.Get("Content-Range") != "bytes */393216" {
+		t.Fatalf("unsatisfiable: %d %v", r.status, r.header)
 	}
 }
 
@@ -306,7 +299,7 @@ func TestRangeOnBigMiss(t *testing.T) {
 func lastRange(s *fakeStore) string {
 	reqs := s.requests()
 	for i := len(reqs) - 1; i >= 0; i-- {
-		if !strings.HasSuffix(reqs[i].URL.Path, "/chunks") && reqs[i].Method == http.MethodGet {
+		if !strings.HasSuffix(reqs[i].URL.Path, "/outboard") && reqs[i].Method == http.MethodGet {
 			return reqs[i].Header.Get("Range")
 		}
 	}

@@ -18,7 +18,7 @@ type flight struct {
 	ready chan struct{} // closed once the outcome below is set
 
 	// Set once, before ready closes; read-only afterwards.
-	fill  *edgecache.Fill // the growing entry: its first verified chunk is in
+	fill  *edgecache.Fill // the growing entry: its first verified group is in
 	size  int64
 	ctype string
 	big   bool  // above the store limit: each request streams on its own

@@ -24,7 +24,6 @@ import (
 	"github.com/ronhq/ron/roles/edge/fillq"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
-	"github.com/ronhq/ron/store/verified"
 	"github.com/ronhq/ron/store/verified/vfetch/vfetchtest"
 )
 
@@ -39,16 +38,16 @@ func pattern(seed uint64, n int) ([]byte, store.ID) {
 	for i := range b {
 		b[i] = byte(r.Uint32())
 	}
-	return b, verified.ListOf(b).ID
+	return b, store.Sum(b)
 }
 
 // fakeObj is what a fake storage node serves for one id.
 type fakeObj struct {
-	data  []byte // the body
-	list  []byte // the chunk list document
-	ctype string
+	data     []byte // the body
+	outboard []byte // the Bao outboard; nil: 404 there (a ron before verified streaming)
+	ctype    string
 	// fails are statuses answered, in turn, to the first requests of the
-	// object (list or body); then it answers normally.
+	// object (outboard or body); then it answers normally.
 	fails []int
 	// stallHeaders: every request hangs until the client leaves.
 	stallHeaders bool
@@ -59,23 +58,24 @@ type fakeObj struct {
 
 // servingObj serves o.
 func servingObj(o vfetchtest.Object) *fakeObj {
-	return &fakeObj{data: o.Data, list: o.List, ctype: "text/plain; charset=utf-8"}
+	return &fakeObj{data: o.Data, outboard: o.Outboard, ctype: "text/plain; charset=utf-8"}
 }
 
 // honestObj serves data truthfully.
 func honestObj(data []byte) *fakeObj { return servingObj(vfetchtest.Honest(data)) }
 
-// corruptObj serves the true list of data with the byte at off flipped.
+// corruptObj serves the true outboard of data with the byte at off
+// flipped.
 func corruptObj(data []byte, off int) *fakeObj { return servingObj(vfetchtest.Corrupt(data, off)) }
 
-// selfConsistentObj serves bytes with the byte at off flipped and a chunk
-// list matching them, under the true id: only the whole hash can tell.
+// selfConsistentObj serves bytes with the byte at off flipped and the
+// outboard of those bytes, under the true id: no group verifies.
 func selfConsistentObj(data []byte, off int) *fakeObj {
 	return servingObj(vfetchtest.SelfConsistent(data, off))
 }
 
 // fakeStore is a storage node or provider: GET|HEAD /o/{b3} (Range through
-// http.ServeContent) and GET /o/{b3}/chunks. It records every request.
+// http.ServeContent) and GET /o/{b3}/outboard. It records every request.
 type fakeStore struct {
 	mu      sync.Mutex
 	objects map[store.ID]*fakeObj
@@ -99,25 +99,25 @@ func (s *fakeStore) requests() []*http.Request {
 }
 
 // lookup finds the object of a request and pops its next failure status.
-func (s *fakeStore) lookup(r *http.Request) (obj *fakeObj, chunks bool, fail int) {
+func (s *fakeStore) lookup(r *http.Request) (obj *fakeObj, outboard bool, fail int) {
 	rest, _ := strings.CutPrefix(r.URL.Path, "/o/")
-	rest, chunks = strings.CutSuffix(rest, "/chunks")
+	rest, outboard = strings.CutSuffix(rest, "/outboard")
 	id, err := store.ParseID(rest)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reqs = append(s.reqs, r)
 	if err != nil || s.objects[id] == nil {
-		return nil, chunks, 0
+		return nil, outboard, 0
 	}
 	obj = s.objects[id]
 	if len(obj.fails) > 0 {
 		fail, obj.fails = obj.fails[0], obj.fails[1:]
 	}
-	return obj, chunks, fail
+	return obj, outboard, fail
 }
 
 func (s *fakeStore) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	obj, chunks, fail := s.lookup(r)
+	obj, outboard, fail := s.lookup(r)
 	switch {
 	case obj == nil:
 		httpx.WriteError(w, "", httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "no such object"))
@@ -128,9 +128,12 @@ func (s *fakeStore) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case obj.stallHeaders:
 		<-r.Context().Done()
 		return
-	case chunks:
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(obj.list)
+	case outboard && obj.outboard == nil:
+		httpx.WriteError(w, "", httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "no route"))
+		return
+	case outboard:
+		w.Header().Set("Content-Type", "application/octet-stream")
+		_, _ = w.Write(obj.outboard)
 		return
 	}
 	if r.Method == http.MethodGet {

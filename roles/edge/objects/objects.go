@@ -2,7 +2,8 @@
 // (docs/edge.md §3): hits from the edge cache (package edgecache), misses
 // filled from storage and then from index providers as one job per id on
 // the work queue (package fillq), every byte checked by the verified
-// transfer (package store/verified) before any client or the cache sees it.
+// transfer (package store/verified: each 64 KiB group against the object id
+// through its Bao outboard) before any client or the cache sees it.
 //
 // Requests for an id whose fill is running wait for it (within their own
 // deadline) and read the entry as it grows; the fill goes on when its first
@@ -27,14 +28,14 @@ import (
 )
 
 // Source is the storage source of /o fills: the co-located storage role
-// (InProcess) or storage_url. Providers are built internally from the base
-// URLs Options.Providers returns.
+// or storage_url. Providers are built internally from the base URLs
+// Options.Providers returns. Every source is read the same way, the
+// co-located one too: the outboard, then the body, each 64 KiB group
+// verified against the id.
 type Source struct {
 	Name    string       // "storage" (co-located or storage_url)
 	BaseURL string       // http(s) base without a trailing slash; in-process "http://storage.inproc"
 	Client  *http.Client // in-process: an inproc transport over the storage role's handler
-	// InProcess fills are hashed whole (no chunk list needed).
-	InProcess bool
 	// Prepare adds the principal (context) or Authorization; may be nil.
 	Prepare func(*http.Request)
 }

@@ -2,7 +2,6 @@ package objects
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/ronhq/ron/store"
@@ -10,90 +9,39 @@ import (
 	"github.com/ronhq/ron/store/verified/vfetch"
 )
 
-// probe is what a source told about an object before its body: the size
-// and, over HTTP, the chunk list; in-process, the open whole-body answer.
+// probe is what a source told about an object before its body: its Bao
+// outboard, with the size the source claims (proven once the last group
+// verified).
 type probe struct {
 	req  *vfetch.Requester
 	base string
-	id   store.ID
-	size int64
-	list *verified.List
-	b    *vfetch.Body // in-process: the whole-body answer until whole takes it
+	tree verified.Tree
 }
 
-// probe asks src about id: GET {base}/o/{b3}/chunks over HTTP; in-process
-// GET /o/{b3} itself, whose Content-Length gives the size.
+// probe asks src for id's outboard: GET {base}/o/{b3}/outboard, the
+// in-process storage included.
 func (o *Objects) probe(ctx context.Context, src *Source, id store.ID, timeout time.Duration) (*probe, error) {
-	p := &probe{req: o.req(src, timeout), base: src.BaseURL, id: id}
-	if !src.InProcess {
-		l, err := p.req.List(ctx, p.base, id)
-		if err != nil {
-			return nil, err
-		}
-		p.list, p.size = &l, l.Size
-		return p, nil
-	}
-	b, size, err := p.req.OpenWhole(ctx, p.base, id)
+	p := &probe{req: o.req(src, timeout), base: src.BaseURL}
+	t, err := p.req.Outboard(ctx, p.base, id)
 	if err != nil {
 		return nil, err
 	}
-	p.b, p.size = b, size
+	p.tree = t
 	return p, nil
 }
 
-// close releases the in-process answer when whole did not take it.
-func (p *probe) close() {
-	if p.b != nil {
-		p.b.Close()
-		p.b = nil
-	}
-}
+// size is the object's size as the outboard states it.
+func (p *probe) size() int64 { return p.tree.Size }
 
-// whole opens the whole body: in-process the answer probe opened, hashed
-// whole; over HTTP GET /o/{b3}, verified chunk by chunk against the list
-// and by the whole hash.
+// whole opens the whole body: GET /o/{b3}, every group verified against
+// the id.
 func (p *probe) whole(ctx context.Context) (*vfetch.Body, error) {
-	if p.b != nil {
-		b := p.b
-		p.b = nil
-		return b, nil
-	}
-	if p.list == nil {
-		return nil, fmt.Errorf("%w: the in-process answer was already read", vfetch.ErrProtocol)
-	}
-	return p.open(ctx, 0, p.list.Count()-1)
+	return p.span(ctx, 0, p.tree.Count()-1)
 }
 
-// span opens chunks first..last of the object (the whole body when they
-// cover it). In-process, the chunk list is fetched first.
+// span opens groups first..last of the object: without Range when they
+// cover it (200), else the group-aligned Range (206 with exactly that
+// Content-Range).
 func (p *probe) span(ctx context.Context, first, last int) (*vfetch.Body, error) {
-	if err := p.ensureList(ctx); err != nil {
-		return nil, err
-	}
-	return p.open(ctx, first, last)
-}
-
-// ensureList fetches the chunk list when the probe has none (in-process),
-// releasing the whole-body answer.
-func (p *probe) ensureList(ctx context.Context) error {
-	if p.list != nil {
-		return nil
-	}
-	p.close()
-	l, err := p.req.List(ctx, p.base, p.id)
-	if err != nil {
-		return err
-	}
-	if l.Size != p.size {
-		return fmt.Errorf("%w: chunk list of %d bytes for a body of %d", vfetch.ErrProtocol, l.Size, p.size)
-	}
-	p.list = &l
-	return nil
-}
-
-// open requests chunks first..last of the list: without Range for the
-// whole object (200, whole hash checked), else the chunk-aligned Range (206
-// with exactly that Content-Range).
-func (p *probe) open(ctx context.Context, first, last int) (*vfetch.Body, error) {
-	return p.req.Open(ctx, p.base, p.id, *p.list, first, last)
+	return p.req.Open(ctx, p.base, p.tree, first, last)
 }

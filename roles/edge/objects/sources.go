@@ -113,7 +113,8 @@ func retryable(err error) bool {
 }
 
 // note records a source's failure in t; a hash mismatch is counted
-// (reason etag_invalid) and logged.
+// (reason etag_invalid) and logged, and so is a source without outboards
+// (a ron from before verified streaming: the log names the fix).
 func (o *Objects) note(t *tally, src *Source, id store.ID, err error) {
 	var se *vfetch.StatusError
 	switch {
@@ -124,6 +125,10 @@ func (o *Objects) note(t *tally, src *Source, id store.ID, err error) {
 		o.mismatch(src, id, err)
 	case errors.Is(err, vfetch.ErrTimeout):
 		t.timeout = true
+	case errors.Is(err, vfetch.ErrNoOutboard):
+		t.other = true
+		o.opt.Log.Warn().Err(err).Str("source", src.Name).Str("base", src.BaseURL).Str("b3_prefix", id.Prefix()).
+			Msg("object source cannot be verified")
 	default:
 		t.other = true
 		o.opt.Log.Debug().Err(err).Str("source", src.Name).Str("b3_prefix", id.Prefix()).Msg("object source failed")

@@ -137,19 +137,19 @@ func streamPlan(r *http.Request, size int64, id store.ID, maxRanges int) ranges.
 	return plan
 }
 
-// streamAttempt is one attempt at streaming id to t from a source: the size,
-// the plan, then the whole body or the chunk-aligned span of the one range;
-// the head goes to t once the first chunk verified.
+// streamAttempt is one attempt at streaming id to t from a source: the
+// outboard (and the size it states), the plan, then the whole body or the
+// group-aligned span of the one range; the head goes to t once the first
+// group verified.
 func (o *Objects) streamAttempt(t *target, id store.ID, lim Limits) attemptFunc {
 	return func(ctx context.Context, src *Source) (bool, error) {
 		p, err := o.probe(ctx, src, id, lim.FillTimeout)
 		if err != nil {
 			return false, err
 		}
-		defer p.close()
-		plan := streamPlan(t.req, p.size, id, lim.MaxRanges)
+		plan := streamPlan(t.req, p.size(), id, lim.MaxRanges)
 		if (plan.Status != http.StatusOK && plan.Status != http.StatusPartialContent) || plan.ContentLength == 0 {
-			t.send(streamHead{plan: plan, size: p.size})
+			t.send(streamHead{plan: plan, size: p.size()})
 			t.pw.Close()
 			return true, nil
 		}
@@ -162,12 +162,12 @@ func (o *Objects) streamAttempt(t *target, id store.ID, lim Limits) attemptFunc 
 		if err != nil {
 			return false, err
 		}
-		t.send(streamHead{plan: plan, size: p.size, ctype: b.ContentType, fwdStatus: b.Status})
+		t.send(streamHead{plan: plan, size: p.size(), ctype: b.ContentType, fwdStatus: b.Status})
 		return true, o.pump(ctx, t, src, id, b, first, skip, plan.ContentLength)
 	}
 }
 
-// openFor opens what plan needs: the whole body for a 200, the chunks
+// openFor opens what plan needs: the whole body for a 200, the groups
 // covering the range of a 206. skip is the number of bytes before the
 // answer's first byte in the body opened.
 func openFor(ctx context.Context, p *probe, plan ranges.Plan) (*vfetch.Body, int64, error) {
@@ -176,23 +176,20 @@ func openFor(ctx context.Context, p *probe, plan ranges.Plan) (*vfetch.Body, int
 		return b, 0, err
 	}
 	r := plan.Ranges[0]
-	if err := p.ensureList(ctx); err != nil {
-		return nil, 0, err
-	}
-	first, last := p.list.ChunkRange(r.Start, r.End())
-	off, _ := p.list.Span(first, last)
+	first, last := p.tree.GroupRange(r.Start, r.End())
+	off, _ := p.tree.Span(first, last)
 	b, err := p.span(ctx, first, last)
 	return b, r.Start - off, err
 }
 
 // pump writes the answer's n bytes, from skip bytes into the body, to t's
-// pipe, chunk by verified chunk. A failure breaks the pipe.
-func (o *Objects) pump(ctx context.Context, t *target, src *Source, id store.ID, b *vfetch.Body, chunk []byte, skip, n int64) error {
+// pipe, group by verified group. A failure breaks the pipe.
+func (o *Objects) pump(ctx context.Context, t *target, src *Source, id store.ID, b *vfetch.Body, group []byte, skip, n int64) error {
 	for {
-		part := chunk[min(skip, int64(len(chunk))):]
-		skip -= int64(len(chunk)) - int64(len(part))
+		part := group[min(skip, int64(len(group))):]
+		skip -= int64(len(group)) - int64(len(part))
 		part = part[:min(n, int64(len(part)))]
-		o.met.upstream.Add(len(chunk))
+		o.met.upstream.Add(len(group))
 		if _, err := t.pw.Write(part); err != nil {
 			return errClientGone
 		}
@@ -201,7 +198,7 @@ func (o *Objects) pump(ctx context.Context, t *target, src *Source, id store.ID,
 			return nil
 		}
 		var err error
-		if chunk, err = b.Next(); err != nil {
+		if group, err = b.Next(); err != nil {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF // cannot happen: the span covers the answer
 			}

@@ -38,8 +38,10 @@ func (f *Fetcher) begin(ctx context.Context, base string, id store.ID) (*attempt
 }
 
 // end reports the attempt's outcome to the breaker. A failed verification
-// (chunk or whole hash, or an invalid chunk list) also marks the provider
-// bad for BadFor; a hash mismatch is counted and logged.
+// (a group that does not verify against the id, or an invalid outboard)
+// also marks the provider bad for BadFor; a mismatch is counted. A provider
+// without outboards (a ron from before verified streaming) is a breaker
+// failure, logged with the fix.
 func (a *attempt) end(err error) {
 	var se *vfetch.StatusError
 	switch {
@@ -47,15 +49,11 @@ func (a *attempt) end(err error) {
 		a.done(nil)
 	case errors.Is(err, verified.ErrMismatch):
 		a.f.met.mismatch.Inc()
-		a.f.health.markBad(a.base)
-		a.f.log.Warn().Str("provider", a.base).Str("b3_prefix", a.id.Prefix()).Err(err).
-			Msg("provider bytes failed verification; marked bad")
-		a.done(err)
-	case errors.Is(err, verified.ErrBadList):
-		a.f.health.markBad(a.base)
-		a.f.log.Warn().Str("provider", a.base).Str("b3_prefix", a.id.Prefix()).Err(err).
-			Msg("provider sent an invalid chunk list; marked bad")
-		a.done(err)
+		a.fail(err, true, "provider bytes failed verification; marked bad")
+	case errors.Is(err, verified.ErrBadOutboard):
+		a.fail(err, true, "provider sent an invalid outboard; marked bad")
+	case errors.Is(err, vfetch.ErrNoOutboard):
+		a.fail(err, false, "provider runs a ron without outboards; skipped until upgraded")
 	case a.ctx.Err() != nil, errors.Is(err, errClient):
 		a.done(errExcluded)
 	case errors.As(err, &se) && !breakerFailure(se.Code):
@@ -63,6 +61,16 @@ func (a *attempt) end(err error) {
 	default:
 		a.done(err)
 	}
+}
+
+// fail logs a provider's failure, marks it bad when asked, and counts it
+// against its breaker.
+func (a *attempt) fail(err error, bad bool, msg string) {
+	if bad {
+		a.f.health.markBad(a.base)
+	}
+	a.f.log.Warn().Str("provider", a.base).Str("b3_prefix", a.id.Prefix()).Err(err).Msg(msg)
+	a.done(err)
 }
 
 // failed is the answer when every provider failed: 502

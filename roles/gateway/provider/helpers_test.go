@@ -19,16 +19,17 @@ import (
 const cs = store.ChunkSize
 
 // fakeProvider is a storage node as the gateway sees it: GET/HEAD /o/{b3}
-// (Range via http.ServeContent) and GET /o/{b3}/chunks, with knobs to
-// misbehave. It records every request.
+// (Range via http.ServeContent) and GET /o/{b3}/outboard (404 when it has
+// none: a ron before verified streaming), with knobs to misbehave. It
+// records every request.
 type fakeProvider struct {
-	id           store.ID
-	data         []byte // the body it serves
-	list         []byte // the chunk list it serves
-	ctype        string
-	chunksStatus int // non-zero: answer /chunks with this status
-	bodyStatus   int // non-zero: answer GET/HEAD /o/{b3} with this status
-	ignoreRange  bool
+	id             store.ID
+	data           []byte // the body it serves
+	outboard       []byte // the outboard it serves
+	ctype          string
+	outboardStatus int // non-zero: answer /outboard with this status
+	bodyStatus     int // non-zero: answer GET/HEAD /o/{b3} with this status
+	ignoreRange    bool
 
 	mu   sync.Mutex
 	reqs []*http.Request
@@ -36,17 +37,17 @@ type fakeProvider struct {
 
 // serving is a provider of o.
 func serving(o vfetchtest.Object) *fakeProvider {
-	return &fakeProvider{id: o.ID, data: o.Data, list: o.List, ctype: "text/plain; charset=utf-8"}
+	return &fakeProvider{id: o.ID, data: o.Data, outboard: o.Outboard, ctype: "text/plain; charset=utf-8"}
 }
 
 // honest serves data truthfully.
 func honest(data []byte) *fakeProvider { return serving(vfetchtest.Honest(data)) }
 
-// corrupt serves id's true list with wrong bytes at offset off.
+// corrupt serves id's true outboard with wrong bytes at offset off.
 func corrupt(data []byte, off int) *fakeProvider { return serving(vfetchtest.Corrupt(data, off)) }
 
-// selfConsistent serves wrong bytes with a list that matches them, under
-// the true id: only the whole hash can tell.
+// selfConsistent serves wrong bytes with the outboard of those bytes, under
+// the true id: no group verifies.
 func selfConsistent(data []byte, off int) *fakeProvider {
 	return serving(vfetchtest.SelfConsistent(data, off))
 }
@@ -57,11 +58,13 @@ func (p *fakeProvider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Unlock()
 	obj := "/o/" + p.id.String()
 	switch {
-	case r.URL.Path == obj+"/chunks" && p.chunksStatus != 0:
-		w.WriteHeader(p.chunksStatus)
-	case r.URL.Path == obj+"/chunks":
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(p.list)
+	case r.URL.Path == obj+"/outboard" && p.outboardStatus != 0:
+		w.WriteHeader(p.outboardStatus)
+	case r.URL.Path == obj+"/outboard" && p.outboard == nil:
+		http.NotFound(w, r)
+	case r.URL.Path == obj+"/outboard":
+		w.Header().Set("Content-Type", "application/octet-stream")
+		_, _ = w.Write(p.outboard)
 	case r.URL.Path == obj && p.bodyStatus != 0:
 		w.WriteHeader(p.bodyStatus)
 	case r.URL.Path == obj:

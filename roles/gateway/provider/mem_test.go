@@ -62,15 +62,16 @@ func stallHeaders(r *http.Request) (*http.Response, error) {
 	return nil, r.Context().Err()
 }
 
-// streamBody answers a provider's requests for data: the list at /chunks,
-// else a 200 body that yields data chunk by chunk, sleeping pause before
-// each chunk, and stalls (until cancelled) after stallAfter bytes.
+// streamBody answers a provider's requests for data: the outboard at
+// /outboard, else a 200 body that yields data group by group, sleeping
+// pause before each group, and stalls (until cancelled) after stallAfter
+// bytes.
 func streamBody(data []byte, pause time.Duration, stallAfter int) func(*http.Request) (*http.Response, error) {
-	l := verified.ListOf(data)
+	tr := verified.TreeOf(data)
 	return func(r *http.Request) (*http.Response, error) {
-		if r.URL.Path == "/o/"+l.ID.String()+"/chunks" {
+		if r.URL.Path == "/o/"+tr.ID.String()+"/outboard" {
 			return &http.Response{StatusCode: 200, Header: http.Header{}, ContentLength: -1, Request: r,
-				Body: io.NopCloser(bytes.NewReader(l.AppendJSON(nil)))}, nil
+				Body: io.NopCloser(bytes.NewReader(tr.Outboard))}, nil
 		}
 		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Length": {strconv.Itoa(len(data))}},
 			ContentLength: int64(len(data)), Request: r,

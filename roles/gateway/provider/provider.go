@@ -1,8 +1,9 @@
 // Package provider serves object reads from the providers an index lists
 // (docs/gateway.md §4 step 4): the verified transfer of docs/storage.md §4
-// (package store/verified) across at most max_providers untrusted base URLs,
-// with a circuit breaker per provider, bad marks after a failed
-// verification, and a progress timeout per 64 KiB chunk.
+// (package store/verified) across at most max_providers untrusted base URLs:
+// every 64 KiB group is verified against the object id before any byte of
+// it is written, with a circuit breaker per provider, bad marks after a
+// failed verification, and a progress timeout per group.
 //
 // Requests to providers carry no tenant, token, cookie or forwarded headers:
 // only Range when needed, Accept-Encoding: identity and a User-Agent. They
@@ -49,8 +50,8 @@ type Options struct {
 	// Breaker configures the per-provider circuit breakers.
 	Breaker BreakerSettings
 	// Timeout (forward_timeout, 5 s) bounds each provider request until its
-	// response headers, then every 64 KiB chunk read from it and every
-	// chunk written to the client.
+	// response headers, then every 64 KiB group read from it and every
+	// group written to the client.
 	Timeout time.Duration
 	// Metrics receives ron_gateway_hash_mismatch_total,
 	// ron_gateway_upstream_requests_total{upstream="provider",code},

@@ -12,13 +12,13 @@ import (
 	"github.com/ronhq/ron/store/verified"
 )
 
-// ReadAll returns the whole object id, verified chunk by chunk and by its
-// whole hash, and its provider Content-Type (as Serve would send it), from
-// the first of providers (filtered again, in order) that serves it. Used by
-// /n for manifests.
+// ReadAll returns the whole object id, every 64 KiB group verified against
+// the id, and its provider Content-Type (as Serve would send it), from the
+// first of providers (filtered again, in order) that serves it. Used by /n
+// for manifests.
 //
-// A provider whose chunk list announces more than max bytes is passed over
-// (not marked bad: its list is not authenticated yet); when that happened
+// A provider whose outboard states more than max bytes is passed over (not
+// marked bad: the size is proven only by the last group); when that happened
 // and no other provider failed verification, the answer is 502 malformed
 // with details {"reason":"too_large","max":max}. Every other failure is as
 // Serve's: 502 upstream_unavailable (reason "hash_mismatch" or
@@ -50,27 +50,27 @@ func (f *Fetcher) ReadAll(ctx context.Context, id store.ID, providers []string, 
 
 // readAll reads id whole from one provider.
 func (f *Fetcher) readAll(ctx context.Context, base string, id store.ID, max int64) ([]byte, string, error) {
-	l, err := f.req().List(ctx, base, id)
+	t, err := f.req().Outboard(ctx, base, id)
 	if err != nil {
 		return nil, "", err
 	}
-	if l.Size > max {
-		return nil, "", fmt.Errorf("%w: %d bytes, limit %d", errTooLarge, l.Size, max)
+	if t.Size > max {
+		return nil, "", fmt.Errorf("%w: %d bytes, limit %d", errTooLarge, t.Size, max)
 	}
-	b, err := f.req().Open(ctx, base, id, l, 0, l.Count()-1)
+	b, err := f.req().Open(ctx, base, t, 0, t.Count()-1)
 	if err != nil {
 		return nil, "", err
 	}
 	defer b.Close()
-	out := make([]byte, 0, l.Size)
+	out := make([]byte, 0, t.Size)
 	for {
-		chunk, err := b.Next()
+		group, err := b.Next()
 		if err == io.EOF {
 			return out, b.ContentType, nil
 		}
 		if err != nil {
 			return nil, "", err
 		}
-		out = append(out, chunk...)
+		out = append(out, group...)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/store/verified/vfetch/vfetchtest"
 )
 
 func TestReadAll(t *testing.T) {
@@ -36,21 +37,41 @@ func TestReadAll(t *testing.T) {
 	if e := httpx.AsError(err); e.Status != http.StatusBadGateway || e.Details["reason"] != "hash_mismatch" {
 		t.Fatalf("liar: %v", err)
 	}
-	// An invalid list marks the provider bad too; nobody left → no_provider.
+	// An invalid outboard marks the provider bad too; nobody left →
+	// no_provider.
 	broken := honest(data)
-	broken.list = []byte(`{"id":"` + id.String() + `","size":1,"chunk_size":65536,"chunks":[]}`)
+	broken.outboard = broken.outboard[:len(broken.outboard)-1]
 	brokenURL := start(t, broken)
 	_, _, err = f.ReadAll(t.Context(), id, []string{brokenURL}, 1<<20)
 	if e := httpx.AsError(err); e.Status != http.StatusBadGateway || e.Details["reason"] != "no_provider" {
-		t.Fatalf("broken list: %v", err)
+		t.Fatalf("broken outboard: %v", err)
 	}
 	if len(f.Filter([]string{brokenURL}, "")) != 0 {
-		t.Fatal("an invalid list did not mark the provider bad")
+		t.Fatal("an invalid outboard did not mark the provider bad")
 	}
 	// The empty object.
 	empty := honest(nil)
 	b, _, err = f.ReadAll(t.Context(), empty.id, []string{start(t, empty)}, 0)
 	if err != nil || len(b) != 0 {
 		t.Fatalf("empty: %q %v", b, err)
+	}
+}
+
+// No lying source of the table (docs/storage.md §4) gets ReadAll to
+// return anything but the object: a liar alone is a 502, a liar then an
+// honest provider is the object.
+func TestReadAllLiars(t *testing.T) {
+	data, _ := pattern(5*cs + 1234)
+	goodURL := start(t, honest(data))
+	for _, l := range vfetchtest.Liars(data) {
+		f, _ := newFetcher(t, Options{})
+		liar := start(t, serving(l.Object))
+		if b, _, err := f.ReadAll(t.Context(), l.ID, []string{liar}, 1<<20); httpx.AsError(err).Status != http.StatusBadGateway || b != nil {
+			t.Fatalf("%s alone: %d bytes, %v", l.Name, len(b), err)
+		}
+		f, _ = newFetcher(t, Options{})
+		if b, _, err := f.ReadAll(t.Context(), l.ID, []string{liar, goodURL}, 1<<20); err != nil || !bytes.Equal(b, data) {
+			t.Fatalf("%s, then an honest provider: %d bytes, %v", l.Name, len(b), err)
+		}
 	}
 }

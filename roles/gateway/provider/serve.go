@@ -20,11 +20,13 @@ const immutable = "public, max-age=31536000, immutable"
 // (docs/gateway.md §4 step 4). providers are filtered again (Filter with no
 // skip: idempotent) and tried in order, skipping any whose breaker is open.
 //
-// GET: {url}/o/{b3}/chunks, then the whole body, or for ONE satisfiable
-// Range the chunk-aligned range covering it (several ranges → 200 with the
-// full body). Every chunk is verified before any of its bytes is written; a
-// whole body's last chunk is held back until the whole hash matches. The
-// response headers are generated: ETag "b3:<hex>", Cache-Control
+// GET: {url}/o/{b3}/outboard, then the whole body, or for ONE satisfiable
+// Range the group-aligned range covering it (several ranges → 200 with the
+// full body). Every 64 KiB group is verified against the id before any of
+// its bytes is written. The size (Content-Length, the Content-Range total,
+// a 416's bytes */N) is the provider's claim, proven once the last group
+// verified: a whole body or a range reaching the last group never ends
+// complete under a false one. The response headers are generated: ETag "b3:<hex>", Cache-Control
 // "public, max-age=31536000, immutable", Accept-Ranges bytes,
 // X-Content-Type-Options nosniff, Content-Length, Content-Range on 206, and
 // Content-Type from the provider if it parses as a media type, else
@@ -48,8 +50,10 @@ const immutable = "public, max-age=31536000, immutable"
 //
 // A failed verification marks the provider bad for BadFor and counts as a
 // breaker failure (ron_gateway_hash_mismatch_total); so does an invalid
-// chunk list. Connection failures, timeouts and 500/502/503/504 count as
-// breaker failures; other statuses (404 …) as successes. ctx bounds the
+// outboard. A provider without outboards (vfetch.ErrNoOutboard, a ron from
+// before verified streaming) is logged and counts as a breaker failure.
+// Connection failures, timeouts and 500/502/503/504 count as breaker
+// failures; other statuses (404 …) as successes. ctx bounds the
 // whole call (give it no deadline shorter than the body needs: Timeout
 // already bounds each phase).
 func (f *Fetcher) Serve(ctx context.Context, w http.ResponseWriter, r *http.Request, id store.ID, providers []string, set http.Header) error {
@@ -80,45 +84,45 @@ func (f *Fetcher) Serve(ctx context.Context, w http.ResponseWriter, r *http.Requ
 }
 
 // session is a GET answer ready to send: the plan, and for 200/206 the open
-// body whose first chunk is already verified.
+// body whose first group is already verified.
 type session struct {
 	a     *attempt
-	list  verified.List
+	tree  verified.Tree
 	plan  ranges.Plan
 	b     *vfetch.Body // nil for 304
-	first []byte       // the first verified chunk (nil for an empty object)
+	first []byte       // the first verified group (nil for an empty object)
 	skip  int64        // bytes of the fetched span before the answer's first byte
 	n     int64        // bytes to send
 }
 
-// prepare fetches the list, decides the answer and, for 200/206, opens the
-// body and verifies its first chunk. Final answers (412, 416) come back as
-// *httpx.Error; h receives the 416's Content-Range.
+// prepare fetches the outboard, decides the answer and, for 200/206, opens
+// the body and verifies its first group. Final answers (412, 416) come back
+// as *httpx.Error; h receives the 416's Content-Range.
 func (f *Fetcher) prepare(a *attempt, r *http.Request, h http.Header) (*session, error) {
-	l, err := f.req().List(a.ctx, a.base, a.id)
+	t, err := f.req().Outboard(a.ctx, a.base, a.id)
 	if err != nil {
 		return nil, err
 	}
-	s := &session{a: a, list: l, plan: ranges.NewPlan(r, l.Size, etagOf(a.id), "", 1)}
+	s := &session{a: a, tree: t, plan: ranges.NewPlan(r, t.Size, etagOf(a.id), "", 1)}
 	switch s.plan.Status {
 	case http.StatusNotModified:
 		return s, nil
 	case http.StatusPreconditionFailed:
 		return nil, httpx.NewError(http.StatusPreconditionFailed, httpx.CodePreconditionFailed, "If-Match did not match")
 	case http.StatusRequestedRangeNotSatisfiable:
-		h.Set("Content-Range", ranges.UnsatisfiedContentRange(l.Size))
+		h.Set("Content-Range", ranges.UnsatisfiedContentRange(t.Size))
 		return nil, httpx.NewError(http.StatusRequestedRangeNotSatisfiable, httpx.CodeRangeNotSatisfiable,
 			"no satisfiable range in %q", r.Header.Get("Range"))
 	}
-	start, first, last := int64(0), 0, l.Count()-1
-	s.n = l.Size
+	start, first, last := int64(0), 0, t.Count()-1
+	s.n = t.Size
 	if s.plan.Status == http.StatusPartialContent {
 		start, s.n = s.plan.Ranges[0].Start, s.plan.Ranges[0].Length
-		first, last = l.ChunkRange(start, start+s.n-1)
+		first, last = t.GroupRange(start, start+s.n-1)
 	}
-	off, _ := l.Span(first, last)
+	off, _ := t.Span(first, last)
 	s.skip = start - off
-	if s.b, err = f.req().Open(a.ctx, a.base, a.id, l, first, last); err != nil {
+	if s.b, err = f.req().Open(a.ctx, a.base, t, first, last); err != nil {
 		return nil, err
 	}
 	if s.first, err = s.b.Next(); err != nil && err != io.EOF { // EOF: an empty object, verified
@@ -143,7 +147,7 @@ func (s *session) send(w http.ResponseWriter, set http.Header) error {
 	if v := set.Get("Content-Type"); v != "" {
 		ctype = v
 	}
-	s.plan.SetHeaders(h, s.list.Size, ctype)
+	s.plan.SetHeaders(h, s.tree.Size, ctype)
 	applySet(h, set, false)
 	w.WriteHeader(s.plan.Status)
 	cw := newClientWriter(w, s.a.f.timeoutNow())
@@ -159,13 +163,13 @@ func (s *session) send(w http.ResponseWriter, set http.Header) error {
 	return nil
 }
 
-// stream writes the answer's bytes: the first chunk, then each further
-// verified chunk, trimmed to the requested range.
+// stream writes the answer's bytes: the first group, then each further
+// verified group, trimmed to the requested range.
 func (s *session) stream(cw *clientWriter) error {
-	chunk, skip, n := s.first, s.skip, s.n
+	group, skip, n := s.first, s.skip, s.n
 	for n > 0 {
-		part := chunk[min(skip, int64(len(chunk))):]
-		skip -= int64(len(chunk)) - int64(len(part))
+		part := group[min(skip, int64(len(group))):]
+		skip -= int64(len(group)) - int64(len(part))
 		part = part[:min(n, int64(len(part)))]
 		if len(part) > 0 {
 			if err := cw.write(part); err != nil {
@@ -177,7 +181,7 @@ func (s *session) stream(cw *clientWriter) error {
 			return nil
 		}
 		var err error
-		if chunk, err = s.b.Next(); err != nil {
+		if group, err = s.b.Next(); err != nil {
 			if err == io.EOF {
 				err = verified.ErrShort // cannot happen: the Reader's range covers the answer
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/store/verified/vfetch"
+	"github.com/ronhq/ron/store/verified/vfetch/vfetchtest"
 )
 
 func TestBadThenGoodSmallObject(t *testing.T) {
@@ -73,14 +74,14 @@ func TestProviderRequestHeaders(t *testing.T) {
 			}
 		}
 	}
-	if reqs[0].URL.Path != "/o/"+p.id.String()+"/chunks" || reqs[1].Header.Get("Range") != "bytes=65536-131071" {
+	if reqs[0].URL.Path != "/o/"+p.id.String()+"/outboard" || reqs[1].Header.Get("Range") != "bytes=65536-131071" {
 		t.Fatalf("requests %s, then Range %q", reqs[0].URL.Path, reqs[1].Header.Get("Range"))
 	}
 }
 
-// A large object whose provider sends wrong bytes in chunk 2: the client
-// gets chunks 0 and 1, then the connection closes short of Content-Length.
-func TestLargeObjectWrongChunkAborts(t *testing.T) {
+// A large object whose provider sends wrong bytes in group 2: the client
+// gets groups 0 and 1, then the connection closes short of Content-Length.
+func TestLargeObjectWrongGroupAborts(t *testing.T) {
 	data, id := pattern(3*cs + 1000)
 	bad := corrupt(data, 2*cs+17)
 	good := honest(data)
@@ -92,7 +93,7 @@ func TestLargeObjectWrongChunkAborts(t *testing.T) {
 		t.Fatalf("status %d, length %d", resp.StatusCode, resp.ContentLength)
 	}
 	if !errors.Is(err, io.ErrUnexpectedEOF) || !bytes.Equal(body, data[:2*cs]) {
-		t.Fatalf("body %d bytes (want the first two chunks), err %v", len(body), err)
+		t.Fatalf("body %d bytes (want the first two groups), err %v", len(body), err)
 	}
 	if metric(m, mismatchSeries) != 1 || len(f.Filter([]string{badURL, goodURL}, "")) != 1 {
 		t.Fatal("the provider was not marked bad")
@@ -106,23 +107,82 @@ func TestLargeObjectWrongChunkAborts(t *testing.T) {
 	}
 }
 
-// A provider whose list matches its own wrong bytes: every chunk checks
-// out, the whole hash does not, so the last chunk is never delivered.
-func TestWholeHashMismatchHoldsLastChunk(t *testing.T) {
-	data, id := pattern(3 * cs)
-	p := selfConsistent(data, cs+1)
+// The lying sources of every reader's table (docs/storage.md §4), read
+// whole and in ranges on and off group boundaries: the client receives
+// only the object's own bytes — at most the range's bytes before the first
+// bad group it covers — then a cut connection (bytes still buffered when
+// it is cut never arrive), or a clean 502 when the first group it needs is
+// bad; a complete answer only when the range covers no bad group.
+func TestLiars(t *testing.T) {
+	data, _ := pattern(5*cs + 1234)
+	size := int64(len(data))
+	c := newClient(t)
+	for _, l := range vfetchtest.Liars(data) {
+		t.Run(l.Name, func(t *testing.T) {
+			pURL := start(t, serving(l.Object))
+			for i, r := range append(vfetchtest.Ranges(size), vfetchtest.Range{Start: 0, End: size - 1}) {
+				f, _ := newFetcher(t, Options{HTTP: c}) // no bad mark from the previous range
+				url := gateway(t, f, l.ID, []string{pURL}, nil)
+				rng := r.Header()
+				if i == len(vfetchtest.Ranges(size)) {
+					rng = "" // the whole object, no Range: 200
+				}
+				status, body, err := tryGet(c, url, rng)
+				want, complete := l.Delivers(data, r.Start, r.End)
+				switch {
+				case len(want) == 0 && !complete:
+					if status != http.StatusBadGateway || envelope(t, status, body).Code != httpx.CodeUpstreamUnavailable {
+						t.Fatalf("%s: %d %.200s, want a clean 502", r.Header(), status, body)
+					}
+				case complete && (err != nil || status/100 != 2 || !bytes.Equal(body, want)):
+					t.Fatalf("%s: %d, %d bytes, %v; want the range", r.Header(), status, len(body), err)
+				case !complete && (err == nil || !bytes.HasPrefix(want, body)):
+					t.Fatalf("%s: %d, %d bytes, %v; want at most the range's first %d bytes, cut", r.Header(), status, len(body), err, len(want))
+				}
+			}
+		})
+	}
+}
+
+// tryGet GETs url with a Range header (none when ""): the status (0 when the connection
+// was cut before the headers), the body received and the request's or the
+// body's error.
+func tryGet(c *http.Client, url, rng string) (int, []byte, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	if rng != "" {
+		req.Header.Set("Range", rng)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, body, err
+}
+
+// A provider running a ron from before verified streaming (404 on
+// /outboard, 200 on HEAD) is passed over for the next one: a breaker
+// failure, not a bad mark.
+func TestV1ProviderPassedOver(t *testing.T) {
+	data, id := pattern(2*cs + 5)
+	old, good := serving(vfetchtest.V1(data)), honest(data)
+	oldURL := start(t, old)
 	f, m := newFetcher(t, Options{})
-	pURL := start(t, p)
-	url := gateway(t, f, id, []string{pURL}, nil)
-	resp, body, err := get(t, newClient(t), http.MethodGet, url, nil)
-	if resp.StatusCode != 200 || !errors.Is(err, io.ErrUnexpectedEOF) {
-		t.Fatalf("status %d, err %v", resp.StatusCode, err)
+	resp, body, err := get(t, newClient(t), http.MethodGet, gateway(t, f, id, []string{oldURL, start(t, good)}, nil), nil)
+	if err != nil || resp.StatusCode != 200 || !bytes.Equal(body, data) {
+		t.Fatalf("%d, %d bytes, %v", resp.StatusCode, len(body), err)
 	}
-	if !bytes.Equal(body, p.data[:2*cs]) {
-		t.Fatalf("%d bytes delivered; the last chunk must be held back", len(body))
+	if c := f.health.breakerFor(oldURL).Counts(); c.TotalFailures != 1 || len(f.Filter([]string{oldURL}, "")) != 1 || metric(m, mismatchSeries) != 0 {
+		t.Fatalf("old provider: %+v, filtered %v", c, f.Filter([]string{oldURL}, ""))
 	}
-	if metric(m, mismatchSeries) != 1 || len(f.Filter([]string{pURL}, "")) != 0 {
-		t.Fatal("not marked bad")
+	for _, r := range old.requests() {
+		if r.Method == http.MethodGet && r.URL.Path == "/o/"+id.String() {
+			t.Fatal("the old provider's unverifiable body was read")
+		}
 	}
 }
 
@@ -282,8 +342,8 @@ func TestHeadViaProvider(t *testing.T) {
 func TestAllFailing(t *testing.T) {
 	data, id := pattern(1000)
 	gone, broken, framing := honest(data), honest(data), honest(data)
-	gone.chunksStatus = http.StatusNotFound
-	broken.chunksStatus = http.StatusInternalServerError
+	gone.outboardStatus, gone.bodyStatus = http.StatusNotFound, http.StatusNotFound
+	broken.outboardStatus = http.StatusInternalServerError
 	framing.bodyStatus = http.StatusTeapot
 	f, m := newFetcher(t, Options{MaxProviders: 5})
 	providers := []string{start(t, gone), start(t, broken), start(t, framing)}

@@ -38,10 +38,10 @@ func TestHeaderTimeoutMovesOn(t *testing.T) {
 	})
 }
 
-// Progress is per chunk: a provider taking 4 s per chunk of a 4-chunk
+// Progress is per group: a provider taking 4 s per group of a 4-group
 // object (16 s in all) is fine with a 5 s timeout; one that stalls after two
-// chunks aborts the response once the third chunk is 5 s late.
-func TestChunkProgressTimeout(t *testing.T) {
+// groups aborts the response once the third group is 5 s late.
+func TestGroupProgressTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		data, id := pattern(4 * cs)
 		n := newMemNet()
@@ -92,7 +92,7 @@ func TestBreakerOpensThenProbes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		data, id := pattern(100)
 		p := honest(data)
-		p.chunksStatus = http.StatusServiceUnavailable
+		p.outboardStatus = http.StatusServiceUnavailable
 		n := newMemNet()
 		n.handlers["p.test"] = p
 		f, m := newFetcher(t, Options{HTTP: n.client()})
@@ -115,7 +115,7 @@ func TestBreakerOpensThenProbes(t *testing.T) {
 		if metric(m, breakerSeries("half_open")) != 1 {
 			t.Fatalf("gauges %v", m.Values())
 		}
-		p.chunksStatus = 0
+		p.outboardStatus = 0
 		if rec, err, _ := serveRec(f, t.Context(), getReq(t), id, providers); err != nil || rec.Code != 200 {
 			t.Fatalf("probe: %d %v", rec.Code, err)
 		}
@@ -178,7 +178,9 @@ func TestClientGoneIsNotTheProvidersFault(t *testing.T) {
 	})
 }
 
-// A provider answering 404 whose body then stalls cannot hold the read.
+// A provider answering 404 whose body then stalls cannot hold the read:
+// Timeout for the outboard's 404, Timeout for the HEAD that tells an
+// absent object from a ron without outboards, then the next provider.
 func TestStalledErrorBody(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		data, id := pattern(100)
@@ -191,7 +193,7 @@ func TestStalledErrorBody(t *testing.T) {
 		f, _ := newFetcher(t, Options{HTTP: n.client(), Timeout: 5 * time.Second})
 		t0 := time.Now()
 		rec, err, _ := serveRec(f, t.Context(), getReq(t), id, []string{"http://p.test", "http://good.test"})
-		if err != nil || rec.Code != 200 || time.Since(t0) != 5*time.Second {
+		if err != nil || rec.Code != 200 || time.Since(t0) != 10*time.Second {
 			t.Fatalf("%d %v after %v", rec.Code, err, time.Since(t0))
 		}
 	})

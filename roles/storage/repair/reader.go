@@ -23,7 +23,7 @@ var errLongSource = errors.New("repair: source yielded more than the object's si
 // full chunk, the last chunk its own size), so the transfer runs at the pace.
 // onBytes (may be nil) receives each chunk's length once it is read. After
 // the last chunk the source is read once more and must end (io.EOF): a
-// verified source checks the whole object there.
+// verified source makes sure nothing follows the object there.
 func (p *Pacer) Reader(ctx context.Context, size int64, src ChunkSource, onBytes func(int)) io.Reader {
 	return &pacedReader{ctx: ctx, p: p, size: size, count: store.ChunkCount(size), src: src, onBytes: onBytes}
 }

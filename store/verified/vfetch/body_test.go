@@ -9,35 +9,49 @@ import (
 	"testing"
 
 	"github.com/ronhq/ron/store/verified"
+	"github.com/ronhq/ron/store/verified/vfetch/vfetchtest"
 )
 
-// Open reads the whole object or a chunk-aligned range, verified.
+// Open reads the whole object or a group-aligned range, verified.
 func TestOpen(t *testing.T) {
-	data, id := pattern(3*cs + 5)
-	l := verified.ListOf(data)
+	data, _ := pattern(3*cs + 5)
+	tr := verified.TreeOf(data)
 	n := &fakeNet{answer: source(data, "text/plain; charset=utf-8")}
 	for _, row := range []struct {
 		first, last int
 		status      int
 	}{{0, 3, http.StatusOK}, {1, 2, http.StatusPartialContent}, {3, 3, http.StatusPartialContent}, {0, 0, http.StatusPartialContent}} {
-		b, err := n.requester().Open(t.Context(), "http://s.test", id, l, row.first, row.last)
+		b, err := n.requester().Open(t.Context(), "http://s.test", tr, row.first, row.last)
 		if err != nil {
 			t.Fatalf("%d..%d: %v", row.first, row.last, err)
 		}
 		got, _, err := drain(b)
 		b.Close()
-		off, k := l.Span(row.first, row.last)
+		off, k := tr.Span(row.first, row.last)
 		if err != io.EOF || !bytes.Equal(got, data[off:off+k]) || b.Status != row.status || b.ContentType != "text/plain; charset=utf-8" {
 			t.Fatalf("%d..%d: %v, %d bytes, %d %q", row.first, row.last, err, len(got), b.Status, b.ContentType)
 		}
 	}
 }
 
+// drain reads b to its first error (io.EOF at the end): the bytes and the
+// number of groups released.
+func drain(b *Body) ([]byte, int, error) {
+	var got []byte
+	for n := 0; ; n++ {
+		c, err := b.Next()
+		if err != nil {
+			return got, n, err
+		}
+		got = append(got, c...)
+	}
+}
+
 // Answers framed unlike the request are refused before any byte is read;
 // wrong bytes fail verification.
 func TestOpenBadInput(t *testing.T) {
-	data, id := pattern(2*cs + 5)
-	l := verified.ListOf(data)
+	data, _ := pattern(2*cs + 5)
+	tr := verified.TreeOf(data)
 	flipped := bytes.Clone(data)
 	flipped[cs+3] ^= 1
 	rangeOf := func(cr string, body []byte, cl int64) *http.Response {
@@ -63,7 +77,7 @@ func TestOpenBadInput(t *testing.T) {
 	} {
 		t.Run(row.name, func(t *testing.T) {
 			n := &fakeNet{answer: func(*http.Request) *http.Response { return row.answer }}
-			_, err := n.requester().Open(t.Context(), "http://s.test", id, l, row.first, row.last)
+			_, err := n.requester().Open(t.Context(), "http://s.test", tr, row.first, row.last)
 			var se *StatusError
 			switch {
 			case row.status != 0 && (!errors.As(err, &se) || se.Code != row.status):
@@ -75,52 +89,70 @@ func TestOpenBadInput(t *testing.T) {
 	}
 	for _, body := range [][]byte{flipped, data[:len(data)-1], append(bytes.Clone(data), 0)} {
 		n := &fakeNet{answer: func(*http.Request) *http.Response { return answer(http.StatusOK, bytes.NewReader(body), -1) }}
-		b, err := n.requester().Open(t.Context(), "http://s.test", id, l, 0, 2)
+		b, err := n.requester().Open(t.Context(), "http://s.test", tr, 0, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got, _, err := drain(b)
 		b.Close()
-		if err == io.EOF || len(got) >= len(data) {
+		if err == io.EOF || len(got) >= len(data) || !bytes.HasPrefix(data, got) {
 			t.Fatalf("a wrong %d-byte body: %v after %d bytes", len(body), err, len(got))
 		}
 	}
 }
 
-// OpenWhole and Head need a 200 with a Content-Length; OpenWhole's body is
-// checked by the whole hash.
-func TestOpenWholeAndHead(t *testing.T) {
+// The lying sources of every reader's table (docs/storage.md §4), read
+// through Outboard and Open whole and for ranges on and off group
+// boundaries: every byte Next returns is the object's own, and exactly the
+// groups before the first bad one the range covers are returned.
+func TestOpenLiars(t *testing.T) {
+	data, _ := pattern(5*cs + 1234)
+	size := int64(len(data))
+	for _, l := range vfetchtest.Liars(data) {
+		t.Run(l.Name, func(t *testing.T) {
+			n := &fakeNet{answer: serve(l.Object, "")}
+			for _, r := range append(vfetchtest.Ranges(size), vfetchtest.Range{Start: 0, End: size - 1}) {
+				got, err := readRange(t, n.requester(), l.ID.String(), r)
+				want, complete := l.Delivers(data, r.Start, r.End)
+				if !bytes.Equal(got, want) || complete != (err == nil) {
+					t.Fatalf("%s: %d bytes, %v; want %d bytes, complete %v", r.Header(), len(got), err, len(want), complete)
+				}
+			}
+		})
+	}
+}
+
+// readRange reads the bytes [r.Start, r.End] of id as a reader does: the
+// outboard, the covering groups, the range cut from them. It returns the
+// range's bytes received and the first error (nil at a clean end).
+func readRange(t *testing.T, req *Requester, id string, r vfetchtest.Range) ([]byte, error) {
+	tr, err := req.Outboard(t.Context(), "http://s.test", mustID(t, id))
+	if err != nil {
+		return nil, err
+	}
+	first, last := tr.GroupRange(r.Start, r.End)
+	b, err := req.Open(t.Context(), "http://s.test", tr, first, last)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	off, _ := tr.Span(first, last)
+	got, _, err := drain(b)
+	if err == io.EOF {
+		err = nil
+	}
+	return got[min(int64(len(got)), r.Start-off):min(int64(len(got)), r.End+1-off)], err
+}
+
+// Head needs a 200 with a Content-Length.
+func TestHead(t *testing.T) {
 	data, id := pattern(cs + 7)
 	n := &fakeNet{answer: source(data, "bad;;")}
-	b, size, err := n.requester().OpenWhole(t.Context(), "http://s.test", id)
-	if err != nil || size != int64(len(data)) || b.ContentType != OctetStream || b.Status != http.StatusOK {
-		t.Fatalf("%v %d", err, size)
-	}
-	got, _, err := drain(b)
-	b.Close()
-	if err != io.EOF || !bytes.Equal(got, data) {
-		t.Fatalf("%v, %d bytes", err, len(got))
-	}
 	if size, ctype, err := n.requester().Head(t.Context(), "http://s.test", id); err != nil || size != int64(len(data)) || ctype != OctetStream {
 		t.Fatalf("HEAD: %d %q %v", size, ctype, err)
 	}
 	noLength := &fakeNet{answer: func(*http.Request) *http.Response { return answer(http.StatusOK, bytes.NewReader(data), -1) }}
-	if _, _, err := noLength.requester().OpenWhole(t.Context(), "http://s.test", id); !errors.Is(err, ErrProtocol) {
-		t.Fatalf("GET without Content-Length: %v", err)
-	}
 	if _, _, err := noLength.requester().Head(t.Context(), "http://s.test", id); !errors.Is(err, ErrProtocol) {
 		t.Fatalf("HEAD without Content-Length: %v", err)
-	}
-	wrong := bytes.Clone(data)
-	wrong[0] ^= 1
-	liar := &fakeNet{answer: func(*http.Request) *http.Response { return whole(wrong) }}
-	b, _, err = liar.requester().OpenWhole(t.Context(), "http://s.test", id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _, err = drain(b)
-	b.Close()
-	if !errors.Is(err, verified.ErrMismatch) || len(got) != cs {
-		t.Fatalf("a wrong body: %v after %d bytes (the last chunk must be held)", err, len(got))
 	}
 }

@@ -34,7 +34,7 @@ func (c *Call) Close() {
 	c.cancel()
 }
 
-// Read runs one progress phase (a chunk, a block of the list) of at most
+// Read runs one progress phase (a group, a block of the outboard) of at most
 // the Requester's Timeout. When the phase fails because it ran out of time
 // (the request was cancelled), the error wraps ErrTimeout and OnTimeout is
 // called.

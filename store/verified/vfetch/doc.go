@@ -1,14 +1,15 @@
 // Package vfetch reads objects from storage nodes and providers over HTTP
 // with the verified transfer of docs/storage.md §4 (package store/verified):
-// the chunk list (GET {base}/o/{b3}/chunks, List), the whole body or a
-// chunk-aligned range of it (GET {base}/o/{b3}, Open) whose chunks are
-// released only once verified, the whole body of a source that sends no list
-// (OpenWhole, checked by the whole hash alone), and the size and type
-// (HEAD {base}/o/{b3}, Head).
+// the Bao outboard (GET {base}/o/{b3}/outboard, Outboard), then the whole
+// body or a group-aligned range of it (GET {base}/o/{b3}, Open) whose 64 KiB
+// groups are released only once verified against the id; and the size and
+// type (HEAD {base}/o/{b3}, Head), which nothing verifies. Every source goes
+// through the outboard, the co-located storage too; a source without one (a
+// ron from before verified streaming) is refused with ErrNoOutboard.
 //
 // Every request waits at most the Requester's Timeout for its response
 // headers, then at most Timeout per progress phase: a 64 KiB block of the
-// list, one chunk of the body. A phase that overruns cancels the request
+// outboard, one group of the body. A phase that overruns cancels the request
 // and ends in ErrTimeout. The timers are runtime timers: the package starts
 // no goroutines, and every call runs on its caller's goroutine, bounded by
 // the caller's context and the Timeout.
@@ -25,8 +26,12 @@ import (
 )
 
 // Errors of a request, besides store/verified's (ErrMismatch, ErrShort,
-// ErrLong, ErrBadList) and the transport's.
+// ErrLong, ErrBadOutboard) and the transport's.
 var (
+	// ErrNoOutboard: the source answers 404 to GET /o/{b3}/outboard but
+	// holds the object (HEAD /o/{b3} 200): it runs a ron from before
+	// verified streaming. Readers treat it as a failed source.
+	ErrNoOutboard = errors.New("vfetch: the source runs a ron without Bao outboards (before verified streaming): upgrade it")
 	// ErrTimeout: no response headers, or no progress in a phase, within
 	// the Requester's Timeout.
 	ErrTimeout = errors.New("vfetch: no progress within the timeout")

@@ -16,7 +16,7 @@ import (
 
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/storetest"
-	"github.com/ronhq/ron/store/verified"
+	"github.com/ronhq/ron/store/verified/vfetch/vfetchtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -106,24 +106,29 @@ func (s *stalling) Read(p []byte) (int, error) {
 	return 0, s.ctx.Err()
 }
 
-// source serves an honest object: its list at /chunks, Range through
-// http.ServeContent's rules, HEAD with its length.
-func source(data []byte, ctype string) responder {
-	l := verified.ListOf(data)
-	obj := "/o/" + l.ID.String()
+// source serves an honest object: its outboard at /outboard, Range
+// through http.ServeContent's rules, HEAD with its length.
+func source(data []byte, ctype string) responder { return serve(vfetchtest.Honest(data), ctype) }
+
+// serve answers as a source of o: its outboard (404 when it has none),
+// the body with Range through http.ServeContent's rules, HEAD with its
+// length.
+func serve(o vfetchtest.Object, ctype string) responder {
+	obj := "/o/" + o.ID.String()
 	return func(r *http.Request) *http.Response {
 		switch {
-		case r.URL.Path == obj+"/chunks":
-			doc := l.AppendJSON(nil)
-			return answer(http.StatusOK, bytes.NewReader(doc), int64(len(doc)), "Content-Type", "application/json")
+		case r.URL.Path == obj+"/outboard" && o.Outboard == nil:
+			return answer(http.StatusNotFound, bytes.NewReader(nil), 0)
+		case r.URL.Path == obj+"/outboard":
+			return answer(http.StatusOK, bytes.NewReader(o.Outboard), int64(len(o.Outboard)), "Content-Type", OctetStream)
 		case r.URL.Path != obj:
 			return answer(http.StatusNotFound, bytes.NewReader(nil), 0)
 		case r.Method == http.MethodHead:
-			return answer(http.StatusOK, bytes.NewReader(nil), int64(len(data)), "Content-Type", ctype)
+			return answer(http.StatusOK, bytes.NewReader(nil), int64(len(o.Data)), "Content-Type", ctype)
 		}
 		rec := httptest.NewRecorder()
 		rec.Header().Set("Content-Type", ctype)
-		http.ServeContent(rec, r, "", time.Time{}, bytes.NewReader(data))
+		http.ServeContent(rec, r, "", time.Time{}, bytes.NewReader(o.Data))
 		return rec.Result()
 	}
 }

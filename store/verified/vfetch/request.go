@@ -110,7 +110,7 @@ func (r *Requester) timedOut() {
 	}
 }
 
-// watchdog cancels a request when a phase (the headers, one chunk) takes
+// watchdog cancels a request when a phase (the headers, one group) takes
 // longer than d. It is a runtime timer, not a goroutine.
 type watchdog struct {
 	d     time.Duration

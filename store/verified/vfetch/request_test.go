@@ -21,17 +21,17 @@ func TestRequestHeaders(t *testing.T) {
 	n := &fakeNet{answer: source(data, "text/plain")}
 	r := n.requester()
 	r.Prepare = func(req *http.Request) { req.Header.Set("Authorization", "Bearer tok") }
-	l, err := r.List(t.Context(), "http://s.test", id)
+	tr, err := r.Outboard(t.Context(), "http://s.test", id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := r.Open(t.Context(), "http://s.test", id, l, 1, 1)
+	b, err := r.Open(t.Context(), "http://s.test", tr, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.Close()
 	reqs := n.requests()
-	if len(reqs) != 2 || reqs[0].URL.Path != "/o/"+id.String()+"/chunks" || reqs[1].Header.Get("Range") != "bytes=65536-131071" {
+	if len(reqs) != 2 || reqs[0].URL.Path != "/o/"+id.String()+"/outboard" || reqs[1].Header.Get("Range") != "bytes=65536-131071" {
 		t.Fatalf("%d requests: %v", len(reqs), reqs)
 	}
 	for _, req := range reqs {
@@ -82,9 +82,9 @@ func TestOnStatus(t *testing.T) {
 	})
 }
 
-// Each chunk has its own Timeout: a body that keeps coming is read whole,
-// one that stalls ends in ErrTimeout one Timeout after its last chunk.
-func TestChunkTimeout(t *testing.T) {
+// Each group has its own Timeout: a body that keeps coming is read whole,
+// one that stalls ends in ErrTimeout one Timeout after its last group.
+func TestGroupTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		data, id := pattern(4 * cs)
 		l := source(data, "")
@@ -105,12 +105,12 @@ func TestChunkTimeout(t *testing.T) {
 			after      time.Duration
 		}{{len(data), io.EOF, 16 * time.Second}, {2 * cs, ErrTimeout, 8*time.Second + DefaultTimeout}} {
 			stallAfter = row.stallAfter
-			list, err := r.List(t.Context(), "http://s.test", id)
+			tr, err := r.Outboard(t.Context(), "http://s.test", id)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t0 := time.Now()
-			b, err := r.Open(t.Context(), "http://s.test", id, list, 0, list.Count()-1)
+			b, err := r.Open(t.Context(), "http://s.test", tr, 0, tr.Count()-1)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,54 +1,155 @@
 // Package vfetchtest holds fakes for tests of verified reads (package
-// vfetch and its users): objects as honest and dishonest sources serve them,
-// and a response body paced by the clock, for testing/synctest bubbles.
+// vfetch and its users): objects as honest and dishonest sources serve them
+// (Honest, Corrupt, SelfConsistent, V1, and the table of Liars every
+// reader's tests run), the byte ranges those tests read (Ranges), and a
+// response body paced by the clock, for testing/synctest bubbles.
 package vfetchtest
 
 import (
 	"bytes"
 	"context"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/ronhq/ron/store"
+	"github.com/ronhq/ron/store/bao"
 	"github.com/ronhq/ron/store/verified"
 )
 
-// Object is what a source serves for one id: the body and the chunk-list
-// document (GET /o/{b3}/chunks).
+// Object is what a source serves for one id: the body and the outboard
+// (GET /o/{b3}/outboard). A nil Outboard is a source without that route — a
+// ron from before verified streaming — which answers 404 there while
+// HEAD /o/{b3} answers 200.
 type Object struct {
-	ID   store.ID
-	Data []byte
-	List []byte
+	ID       store.ID
+	Data     []byte
+	Outboard []byte
 }
 
 // Honest serves data truthfully.
 func Honest(data []byte) Object {
-	l := verified.ListOf(data)
-	return Object{ID: l.ID, Data: data, List: l.AppendJSON(nil)}
+	t := verified.TreeOf(data)
+	return Object{ID: t.ID, Data: data, Outboard: t.Outboard}
 }
 
-// Corrupt serves data's true list with the byte at off flipped in the body:
-// the chunk holding it fails verification.
+// Corrupt serves data's true outboard with the byte at off flipped in the
+// body: the group holding it fails verification.
 func Corrupt(data []byte, off int) Object {
 	o := Honest(data)
-	o.Data = bytes.Clone(data)
-	o.Data[off] ^= 0xff
+	o.Data = flip(data, off)
 	return o
 }
 
-// SelfConsistent serves a body with the byte at off flipped and a chunk
-// list matching those bytes, under the true id: every chunk verifies, only
-// the whole hash can tell.
+// SelfConsistent serves a body with the byte at off flipped and the
+// outboard of those bytes, under the true id: the fake tree does not hash
+// up to the id, so no group verifies.
 func SelfConsistent(data []byte, off int) Object {
 	o := Corrupt(data, off)
-	l := verified.ListOf(o.Data)
-	l.ID = o.ID
-	o.List = l.AppendJSON(nil)
+	o.Outboard = verified.TreeOf(o.Data).Outboard
 	return o
 }
 
-// Paced is a response body that yields Data chunk by chunk (64 KiB),
-// waiting Pause before each chunk (none when 0), and stalls after
+// V1 serves data truthfully from a ron before verified streaming: no
+// outboard.
+func V1(data []byte) Object {
+	o := Honest(data)
+	o.Outboard = nil
+	return o
+}
+
+// flip returns a copy of b with the byte at off changed.
+func flip(b []byte, off int) []byte {
+	c := bytes.Clone(b)
+	c[off] ^= 0xff
+	return c
+}
+
+// Liar is one dishonest source of an object in a reader's test table.
+type Liar struct {
+	Name string
+	Object
+	// Bad is the first and last group (inclusive) that cannot verify
+	// against the id with what the source serves; the groups outside are
+	// the object's own and verify.
+	Bad [2]int
+}
+
+// Liars returns the lying sources of data (at least three groups) that
+// every reader's test table runs (docs/storage.md §4): fake bytes with a
+// self-consistent fake outboard, an outboard of another object, a truncated
+// outboard, a flipped byte in the outboard's root node, the true outboard
+// with one flipped byte in the first, a middle and the last group, and a
+// source whose answer changes between the outboard and the data request
+// (another object's bytes from group 1 on).
+func Liars(data []byte) []Liar {
+	last := store.ChunkCount(int64(len(data))) - 1
+	mid := last / 2
+	if last < 2 {
+		panic("vfetchtest: Liars needs an object of at least three groups")
+	}
+	all := [2]int{0, last}
+	honest := Honest(data)
+	other := bytes.Clone(data)
+	for i := range other {
+		other[i] ^= 0x5a
+	}
+	changed := honest
+	changed.Data = append(bytes.Clone(data[:bao.GroupSize]), other[bao.GroupSize:]...)
+	anotherOB := honest
+	anotherOB.Outboard = verified.TreeOf(other).Outboard
+	truncated := honest
+	truncated.Outboard = honest.Outboard[:len(honest.Outboard)-1]
+	badRoot := honest
+	badRoot.Outboard = flip(honest.Outboard, 8)
+	return []Liar{
+		{"fake bytes with their own outboard", SelfConsistent(data, 10), all},
+		{"the outboard of another object", anotherOB, all},
+		{"a truncated outboard", truncated, all},
+		{"a flipped byte in the outboard's root node", badRoot, all},
+		{"a flipped byte in the first group", Corrupt(data, 100), [2]int{0, 0}},
+		{"a flipped byte in a middle group", Corrupt(data, mid*bao.GroupSize+bao.GroupSize/2), [2]int{mid, mid}},
+		{"a flipped byte in the last group", Corrupt(data, len(data)-1), [2]int{last, last}},
+		{"the answer changes after the outboard", changed, [2]int{1, last}},
+	}
+}
+
+// Delivers returns what a verifying reader of the bytes [start, end]
+// (inclusive) of truth may pass on from l: the range's bytes before the
+// first bad group it covers, and whether that is the whole range (the range
+// covers no bad group).
+func (l Liar) Delivers(truth []byte, start, end int64) (want []byte, complete bool) {
+	first, last := int(start/bao.GroupSize), int(end/bao.GroupSize)
+	if last < l.Bad[0] || first > l.Bad[1] {
+		return truth[start : end+1], true
+	}
+	good := max(int64(l.Bad[0])*bao.GroupSize, start)
+	return truth[start:good], false
+}
+
+// Range is a byte range [Start, End], both inclusive, as a Range header
+// states it.
+type Range struct{ Start, End int64 }
+
+// Header is the Range header value of r.
+func (r Range) Header() string {
+	return "bytes=" + strconv.FormatInt(r.Start, 10) + "-" + strconv.FormatInt(r.End, 10)
+}
+
+// Ranges returns ranges of an object of size bytes (at least 3·64 KiB)
+// that start and end on and off group boundaries: inside the first group,
+// exactly one group, across a boundary, a middle group's inside, the last
+// byte, and the tail from a boundary.
+func Ranges(size int64) []Range {
+	const g = bao.GroupSize
+	return []Range{
+		{0, 0}, {0, g - 1}, {g, 2*g - 1}, {g - 1, g}, {1, 3*g - 2},
+		{2*g + 17, 2*g + 99}, {size - 1, size - 1}, {2 * g, size - 1}, {100, size - 2},
+	}
+}
+
+// Paced is a response body that yields Data group by group (64 KiB),
+// waiting Pause before each group (none when 0), and stalls after
 // StallAfter bytes until Ctx ends (the request's context: a cancelled
 // request unblocks it). Under testing/synctest the waits take fake time.
 type Paced struct {
@@ -59,7 +160,7 @@ type Paced struct {
 	off        int
 }
 
-// Read implements io.Reader; at most one chunk's remainder per call.
+// Read implements io.Reader; at most one group's remainder per call.
 func (b *Paced) Read(p []byte) (int, error) {
 	if b.off == len(b.Data) {
 		return 0, io.EOF

@@ -18,28 +18,52 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// read verifies o's body against o's list: the bytes released and the
-// reader's final error.
-func read(t *testing.T, o Object) ([]byte, error) {
-	l, err := verified.ParseList(o.List, o.ID)
+// read verifies groups first..last of o's body (the span of those groups)
+// against o's outboard: the bytes released and the reader's final error.
+func read(o Object, first, last int) ([]byte, error) {
+	t, err := verified.ParseTree(o.Outboard, o.ID)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
+	off, n := t.Span(first, last)
 	var got bytes.Buffer
-	_, err = verified.NewReader(bytes.NewReader(o.Data), l, 0, l.Count()-1, true).WriteTo(&got)
+	_, err = verified.NewReader(bytes.NewReader(o.Data[off:off+n]), t, first, last).WriteTo(&got)
 	return got.Bytes(), err
 }
 
 func TestObjects(t *testing.T) {
 	data := storetest.Pattern(2*store.ChunkSize + 3)
-	if got, err := read(t, Honest(data)); err != nil || !bytes.Equal(got, data) || Honest(data).ID != store.Sum(data) {
+	if got, err := read(Honest(data), 0, 2); err != nil || !bytes.Equal(got, data) || Honest(data).ID != store.Sum(data) {
 		t.Fatalf("honest: %v, %d bytes", err, len(got))
 	}
-	if got, err := read(t, Corrupt(data, store.ChunkSize+1)); !errors.Is(err, verified.ErrMismatch) || len(got) != store.ChunkSize {
+	if got, err := read(Corrupt(data, store.ChunkSize+1), 0, 2); !errors.Is(err, verified.ErrMismatch) || len(got) != store.ChunkSize {
 		t.Fatalf("corrupt: %v after %d bytes", err, len(got))
 	}
-	if got, err := read(t, SelfConsistent(data, 5)); !errors.Is(err, verified.ErrMismatch) || len(got) != 2*store.ChunkSize {
+	if got, err := read(SelfConsistent(data, 5), 0, 2); !errors.Is(err, verified.ErrMismatch) || len(got) != 0 {
 		t.Fatalf("self-consistent: %v after %d bytes", err, len(got))
+	}
+	if v1 := V1(data); v1.Outboard != nil || !bytes.Equal(v1.Data, data) {
+		t.Fatal("V1 serves an outboard")
+	}
+}
+
+// The table's Bad groups are exactly those that do not verify: every
+// range reads what Delivers says, no more, no less.
+func TestLiars(t *testing.T) {
+	data := storetest.Pattern(5*store.ChunkSize + 1234)
+	size := int64(len(data))
+	for _, l := range Liars(data) {
+		for _, r := range append(Ranges(size), Range{0, size - 1}) {
+			tree := verified.TreeOf(data)
+			first, last := tree.GroupRange(r.Start, r.End)
+			off, _ := tree.Span(first, last)
+			got, err := read(l.Object, first, last)
+			got = got[min(int64(len(got)), r.Start-off):min(int64(len(got)), r.End+1-off)]
+			want, complete := l.Delivers(data, r.Start, r.End)
+			if complete != (err == nil) || !bytes.Equal(got, want) {
+				t.Fatalf("%s, %s: %v, %d bytes; want %d bytes, complete %v", l.Name, r.Header(), err, len(got), len(want), complete)
+			}
+		}
 	}
 }
 
