@@ -124,21 +124,10 @@ start_edge() {
 	wait_http "http://127.0.0.1:$ADMIN/readyz" || die "ron did not become ready"
 }
 
-# token SCOPE prints a 1-hour token minted by the admin plane (loopback
-# needs no admin token).
-token() {
-	local out
-	out=$(curl -fsS -XPOST "http://127.0.0.1:$ADMIN/api/v1/tokens" -H 'Content-Type: application/json' \
-		-d "{\"scopes\":[\"$1\"],\"ttl\":\"1h\"}") || die "token request failed"
-	out=$(sed -n 's/.*"token":"\([^"]*\)".*/\1/p' <<<"$out")
-	[[ -n $out ]] || die "no token in the answer"
-	echo "$out"
-}
-
 # put_object FILE prints the id storage gives FILE.
 put_object() {
 	local out code
-	out=$(curl -sS -XPOST --data-binary @"$1" -H "Authorization: Bearer $(token storage:write)" \
+	out=$(curl -sS -XPOST --data-binary @"$1" -H "Authorization: Bearer $(token "$ADMIN" storage:write)" \
 		-H 'Content-Type: application/octet-stream' -w '\n%{http_code}' "http://127.0.0.1:$STORE/o") || die "PUT failed"
 	code=${out##*$'\n'}
 	[[ $code == 20[01] ]] || die "PUT: $code ${out%$'\n'*}"

@@ -138,3 +138,15 @@ http {
 }
 EOF
 }
+
+# token ADMIN_PORT SCOPE [TENANT] prints a 1-hour token minted by the admin
+# plane of the ron on that port (loopback needs no admin token).
+token() {
+	local body out
+	body="{\"scopes\":[\"$2\"],\"ttl\":\"1h\"${3:+,\"tenant\":\"$3\"}}"
+	out=$(curl -fsS -XPOST "http://127.0.0.1:$1/api/v1/tokens" -H 'Content-Type: application/json' -d "$body") ||
+		die "token request $body failed"
+	out=$(sed -n 's/.*"token":"\([^"]*\)".*/\1/p' <<<"$out")
+	[[ -n $out ]] || die "no token in the answer to $body"
+	echo "$out"
+}

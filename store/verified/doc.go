@@ -10,13 +10,18 @@
 //
 // Size authentication: the size an outboard states (its 8-byte header) is
 // proven only when the object's last group verifies, because only that
-// group's place in the tree depends on it. A reader that reads the whole
+// group's length and place in the tree depend on it (the outboard's length
+// does only through the group count, so a source may state a size a few
+// bytes off, or with the same left subtree, and still have every other
+// group it shares with the true tree verify). A reader that reads the whole
 // object, or any range that ends in the last group, ends with that group,
 // so a false size ends in a mismatch (or a short stream) before any wrong
 // byte is released. A range that stops earlier releases proven bytes, but
-// the total size it was framed with (a 206's Content-Range total, a 416's
-// "bytes */N") remains the source's claim until some read verified the
-// last group. The empty object's size is proven by its id (ParseTree).
+// an answer framed with the total size (a 206's Content-Range total, a
+// 416's "bytes */N") needs the size proven first: Tree.ReachesLast tells
+// when, Sizes remembers the sizes proven (Check refuses another size for a
+// known id), and vfetch's ProveSize reads the last group. The empty
+// object's size is proven by its id (ParseTree, Sizes.Check).
 //
 // The package does no I/O of its own and starts no goroutines; callers bound
 // the underlying reads (deadlines, progress timers).

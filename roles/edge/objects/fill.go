@@ -103,17 +103,17 @@ func (o *Objects) fillAttempt(fl *flight, lim Limits) attemptFunc {
 		if err != nil {
 			return true, errCache(err)
 		}
-		return true, o.fillFrom(ctx, fl, f, src, b, first, p.size())
+		return true, o.fillFrom(ctx, fl, f, src, p, b, first)
 	}
 }
 
 // fillFrom writes the first verified group, publishes the fill, writes the
 // rest and commits it. A failure aborts the fill: its followers get the
 // error, and those that sent headers abort their connections.
-func (o *Objects) fillFrom(ctx context.Context, fl *flight, f *edgecache.Fill, src *Source, b *vfetch.Body, first []byte, size int64) error {
+func (o *Objects) fillFrom(ctx context.Context, fl *flight, f *edgecache.Fill, src *Source, p *probe, b *vfetch.Body, first []byte) error {
 	err := o.write(f, first)
 	if err == nil {
-		fl.publish(f, size, b.ContentType)
+		fl.publish(f, src, p, b.ContentType)
 	}
 	for err == nil {
 		var group []byte
@@ -147,9 +147,10 @@ func (o *Objects) write(f *edgecache.Fill, group []byte) error {
 	return err
 }
 
-// afterBytes maps a failure once bytes may have reached a client: a hash
-// mismatch (counted) → 502 etag_invalid, a timeout → 504, shutdown → 503
-// draining, anything else → 502.
+// afterBytes maps a failure of src after which no other source is tried
+// (bytes may have reached a client, or the fill's size failed its proof): a
+// hash mismatch (counted) → 502 etag_invalid, a timeout → 504, shutdown →
+// 503 draining, anything else → 502.
 func (o *Objects) afterBytes(ctx context.Context, src *Source, id store.ID, err error) *httpx.Error {
 	switch {
 	case errors.Is(err, verified.ErrMismatch), errors.Is(err, edgecache.ErrMismatch):

@@ -21,6 +21,8 @@ type flight struct {
 	fill  *edgecache.Fill // the growing entry: its first verified group is in
 	size  int64
 	ctype string
+	src   *Source // the fill's source and what it said (for the size's proof)
+	probe *probe
 	big   bool  // above the store limit: each request streams on its own
 	err   error // the failure (an *httpx.Error); nothing was published
 
@@ -33,6 +35,10 @@ type flight struct {
 	// deadline is the latest deadline of the requests waiting (zero: one
 	// of them has none); retries stop when they would pass it.
 	deadline time.Time
+
+	// proof is the size's proof, shared by the answers that state the size
+	// before the fill verified the last group.
+	proof sizeProof
 }
 
 // join returns the flight of id, creating it (leader true) when there is
@@ -44,7 +50,7 @@ func (o *Objects) join(id store.ID, deadline time.Time) (fl *flight, leader bool
 		fl.extend(deadline)
 		return fl, false
 	}
-	fl = &flight{id: id, ready: make(chan struct{}), deadline: deadline}
+	fl = &flight{id: id, ready: make(chan struct{}), deadline: deadline, proof: sizeProof{done: make(chan struct{})}}
 	o.flights[id] = fl
 	return fl, true
 }
@@ -88,9 +94,9 @@ func (fl *flight) settle(set func()) {
 	})
 }
 
-// publish hands the waiters the growing fill.
-func (fl *flight) publish(f *edgecache.Fill, size int64, ctype string) {
-	fl.settle(func() { fl.fill, fl.size, fl.ctype = f, size, ctype })
+// publish hands the waiters the growing fill of p's object from src.
+func (fl *flight) publish(f *edgecache.Fill, src *Source, p *probe, ctype string) {
+	fl.settle(func() { fl.fill, fl.size, fl.ctype, fl.src, fl.probe = f, p.size(), ctype, src, p })
 }
 
 // publishBig tells the waiters to stream the object on their own.

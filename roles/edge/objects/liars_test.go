@@ -42,13 +42,15 @@ func TestLiars(t *testing.T) {
 }
 
 // checkLiar checks what the client of range r got from liar l. A stream
-// fetches the range's own groups, so what it delivers is exactly what
-// Delivers allows; a fill reads the whole object in order and fails at
-// the first bad group, so a range's bytes past it never arrive and bytes
-// before it may still be cut by the failed fill.
+// fetches the range's own groups (and the last group first, proving the
+// size, when the range ends before it), so what it delivers is exactly what
+// DeliversProven allows; a fill reads the whole object in order and fails
+// at the first bad group, so a range's bytes past it never arrive and bytes
+// before it may still be cut by the failed fill (or refused by the failed
+// proof of the size).
 func checkLiar(t *testing.T, l vfetchtest.Liar, data []byte, r vfetchtest.Range, res result, stream bool) {
 	t.Helper()
-	want, complete := l.Delivers(data, r.Start, r.End)
+	want, complete := l.DeliversProven(data, r.Start, r.End)
 	if !stream {
 		lie := min(int64(l.Bad[0])*cs, r.End+1)
 		want, complete = data[r.Start:max(r.Start, lie)], r.End < lie

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/ronhq/ron/httpx/ranges"
 	"github.com/ronhq/ron/roles/edge/edgecache"
 	"github.com/ronhq/ron/roles/edge/fillq"
 	"github.com/ronhq/ron/roles/edge/httpcache"
@@ -62,14 +63,17 @@ func (o *Objects) refused(err error) error {
 }
 
 // serveFill answers from the growing entry of fl: the headers go out once
-// the answer's first byte is in, its bytes as they arrive.
+// the answer's first byte is in (and the size is proven when the answer
+// states it before the fill verified the last group), its bytes as they
+// arrive.
 func (o *Objects) serveFill(c echo.Context, fl *flight, collapsed bool) error {
 	ctx := c.Request().Context()
 	f := fl.fill.Follow()
 	defer f.Close()
 	cs := httpcache.CacheStatus{Fwd: httpcache.FwdMiss, FwdStatus: http.StatusOK, Stored: true, Collapsed: collapsed}
 	return o.respond(c, answer{id: fl.id, size: fl.size, ctype: fl.ctype, cacheStatus: cs.String(),
-		wait: followerWait(ctx, f), read: followerRead(ctx, f)})
+		wait: followerWait(ctx, f), read: followerRead(ctx, f),
+		prove: func(plan ranges.Plan) error { return o.proveFill(ctx, fl, plan) }})
 }
 
 // followerWait blocks until byte off of the fill exists.

@@ -3,7 +3,10 @@
 // filled from storage and then from index providers as one job per id on
 // the work queue (package fillq), every byte checked by the verified
 // transfer (package store/verified: each 64 KiB group against the object id
-// through its Bao outboard) before any client or the cache sees it.
+// through its Bao outboard) before any client or the cache sees it, and
+// every size stated on a miss before the last group verified (a 206 ending
+// earlier, a 416) proven first by reading that group (once per object: the
+// sizes proven are remembered).
 //
 // Requests for an id whose fill is running wait for it (within their own
 // deadline) and read the entry as it grows; the fill goes on when its first
@@ -25,6 +28,7 @@ import (
 	"github.com/ronhq/ron/roles/edge/fillq"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
+	"github.com/ronhq/ron/store/verified"
 )
 
 // Source is the storage source of /o fills: the co-located storage role
@@ -82,6 +86,7 @@ type Objects struct {
 	opt       Options
 	met       *objMetrics
 	providers *http.Client
+	sizes     *verified.Sizes // object sizes proven by fills, streams and proofs
 
 	mu      sync.Mutex
 	flights map[store.ID]*flight // one running fill per id
@@ -93,7 +98,8 @@ func New(opt Options) *Objects {
 	if pc == nil {
 		pc = &http.Client{CheckRedirect: noRedirects}
 	}
-	return &Objects{opt: opt, met: newObjMetrics(opt.Metrics), providers: pc, flights: map[store.ID]*flight{}}
+	return &Objects{opt: opt, met: newObjMetrics(opt.Metrics), providers: pc, sizes: verified.NewSizes(0),
+		flights: map[store.ID]*flight{}}
 }
 
 // noRedirects makes a 3xx the answer: sources are never followed elsewhere.

@@ -11,7 +11,7 @@ import (
 
 // probe is what a source told about an object before its body: its Bao
 // outboard, with the size the source claims (proven once the last group
-// verified).
+// verified, or by proveSize).
 type probe struct {
 	req  *vfetch.Requester
 	base string
@@ -45,3 +45,7 @@ func (p *probe) whole(ctx context.Context) (*vfetch.Body, error) {
 func (p *probe) span(ctx context.Context, first, last int) (*vfetch.Body, error) {
 	return p.req.Open(ctx, p.base, p.tree, first, last)
 }
+
+// proveSize proves the size the outboard states by reading the last group
+// (vfetch.ProveSize; nothing when it is proven already).
+func (p *probe) proveSize(ctx context.Context) error { return p.req.ProveSize(ctx, p.base, p.tree) }

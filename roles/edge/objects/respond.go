@@ -104,6 +104,11 @@ type answer struct {
 	wait func(off int64) error
 	// read copies bytes [off, off+n) to w.
 	read func(w io.Writer, off, n int64) error
+	// prove, when set, returns nil once the size may be stated by the
+	// answer planned (a fill's size is proven for a 206 ending before the
+	// last group and a 416); nil for a proven size (a hit, a plan decided by
+	// a stream that proved it).
+	prove func(plan ranges.Plan) error
 }
 
 // respond answers the request with a through the Range/conditional helpers
@@ -113,6 +118,11 @@ type answer struct {
 func (o *Objects) respond(c echo.Context, a answer) error {
 	req, resp := c.Request(), c.Response()
 	plan := o.planFor(req, a)
+	if a.prove != nil {
+		if err := a.prove(plan); err != nil {
+			return answerError(req.Context(), err)
+		}
+	}
 	h := resp.Header()
 	switch plan.Status {
 	case http.StatusPreconditionFailed:

@@ -138,9 +138,10 @@ func streamPlan(r *http.Request, size int64, id store.ID, maxRanges int) ranges.
 }
 
 // streamAttempt is one attempt at streaming id to t from a source: the
-// outboard (and the size it states), the plan, then the whole body or the
-// group-aligned span of the one range; the head goes to t once the first
-// group verified.
+// outboard (and the size it states), the plan, the size's proof when the
+// answer states it without reading the last group (a 416, a range ending
+// before that group), then the whole body or the group-aligned span of the
+// one range; the head goes to t once the first group verified.
 func (o *Objects) streamAttempt(t *target, id store.ID, lim Limits) attemptFunc {
 	return func(ctx context.Context, src *Source) (bool, error) {
 		p, err := o.probe(ctx, src, id, lim.FillTimeout)
@@ -148,6 +149,11 @@ func (o *Objects) streamAttempt(t *target, id store.ID, lim Limits) attemptFunc 
 			return false, err
 		}
 		plan := streamPlan(t.req, p.size(), id, lim.MaxRanges)
+		if vfetch.StatesUnproven(plan, p.tree) {
+			if err := p.proveSize(ctx); err != nil {
+				return false, err
+			}
+		}
 		if (plan.Status != http.StatusOK && plan.Status != http.StatusPartialContent) || plan.ContentLength == 0 {
 			t.send(streamHead{plan: plan, size: p.size()})
 			t.pw.Close()

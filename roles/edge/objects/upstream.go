@@ -13,8 +13,9 @@ const userAgent = "ron-edge"
 // http.DefaultClient), timeout to the response headers and then per 64 KiB,
 // no header of the client's (only Accept-Encoding: identity, the User-Agent,
 // Range and what src.Prepare adds), timeouts counted in
-// ron_io_timeouts_total{op="fill"}.
+// ron_io_timeouts_total{op="fill"}, and the sizes proven so far (an
+// outboard stating another size for a proven id is refused at once).
 func (o *Objects) req(src *Source, timeout time.Duration) *vfetch.Requester {
 	return &vfetch.Requester{HTTP: src.Client, Timeout: timeout, UserAgent: userAgent, Prepare: src.Prepare,
-		OnTimeout: o.met.timeouts.Inc}
+		OnTimeout: o.met.timeouts.Inc, Sizes: o.sizes}
 }

@@ -10,11 +10,11 @@ import (
 const userAgent = "ron-gateway"
 
 // req is the requester of one provider request: the Fetcher's client, the
-// Timeout in force now, no credentials or forwarded headers, and the
-// Fetcher's metrics (requests by code, phase timeouts).
+// Timeout in force now, no credentials or forwarded headers, the Fetcher's
+// metrics (requests by code, phase timeouts) and its proven sizes.
 func (f *Fetcher) req() *vfetch.Requester {
 	return &vfetch.Requester{HTTP: f.http, Timeout: f.timeoutNow(), UserAgent: userAgent,
-		OnTimeout: f.met.timeouts.Inc, OnStatus: f.met.request}
+		OnTimeout: f.met.timeouts.Inc, OnStatus: f.met.request, Sizes: f.sizes}
 }
 
 // breakerFailure reports whether an answer's status counts against the

@@ -2,8 +2,10 @@
 // (docs/gateway.md §4 step 4): the verified transfer of docs/storage.md §4
 // (package store/verified) across at most max_providers untrusted base URLs:
 // every 64 KiB group is verified against the object id before any byte of
-// it is written, with a circuit breaker per provider, bad marks after a
-// failed verification, and a progress timeout per group.
+// it is written, and the object's size before an answer states it without
+// reading the last group (the sizes proven are remembered per Fetcher),
+// with a circuit breaker per provider, bad marks after a failed
+// verification, and a progress timeout per group.
 //
 // Requests to providers carry no tenant, token, cookie or forwarded headers:
 // only Range when needed, Accept-Encoding: identity and a User-Agent. They
@@ -20,6 +22,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/store/verified"
 )
 
 // Defaults of zero Options fields.
@@ -69,6 +72,7 @@ type Fetcher struct {
 	maxProviders atomic.Int64
 	timeout      atomic.Int64 // nanoseconds
 	health       *health
+	sizes        *verified.Sizes // object sizes proven by reads (see Serve)
 	met          fetchMetrics
 	log          zerolog.Logger
 }
@@ -79,7 +83,7 @@ func New(opt Options) *Fetcher {
 	c := *opt.HTTP
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	c.Jar = nil
-	f := &Fetcher{http: &c, log: opt.Log}
+	f := &Fetcher{http: &c, log: opt.Log, sizes: verified.NewSizes(0)}
 	f.health = newHealth(opt.BadFor, opt.Breaker)
 	f.met = newFetchMetrics(opt.Metrics, f.health)
 	f.SetMaxProviders(opt.MaxProviders)

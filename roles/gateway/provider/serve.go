@@ -23,11 +23,17 @@ const immutable = "public, max-age=31536000, immutable"
 // GET: {url}/o/{b3}/outboard, then the whole body, or for ONE satisfiable
 // Range the group-aligned range covering it (several ranges → 200 with the
 // full body). Every 64 KiB group is verified against the id before any of
-// its bytes is written. The size (Content-Length, the Content-Range total,
-// a 416's bytes */N) is the provider's claim, proven once the last group
-// verified: a whole body or a range reaching the last group never ends
-// complete under a false one. The response headers are generated: ETag "b3:<hex>", Cache-Control
-// "public, max-age=31536000, immutable", Accept-Ranges bytes,
+// its bytes is written. The size its outboard states is proven before an
+// answer states it without reading the last group (a 206 ending before that
+// group, a 416's bytes */N): from the Fetcher's proven sizes, or by
+// fetching and verifying the last group (vfetch.ProveSize; one request of at
+// most 64 KiB per object, then remembered); a provider whose size does not
+// verify is a failed provider like one with a bad group, and one stating
+// another size than a proven one is refused before any body request. A
+// whole body or a range reaching the last group states the size in its
+// headers before that group verified and never ends complete under a false
+// one (a short cut). The response headers are generated: ETag "b3:<hex>",
+// Cache-Control "public, max-age=31536000, immutable", Accept-Ranges bytes,
 // X-Content-Type-Options nosniff, Content-Length, Content-Range on 206, and
 // Content-Type from the provider if it parses as a media type, else
 // application/octet-stream. set (may be nil) then replaces response headers
@@ -104,6 +110,11 @@ func (f *Fetcher) prepare(a *attempt, r *http.Request, h http.Header) (*session,
 		return nil, err
 	}
 	s := &session{a: a, tree: t, plan: ranges.NewPlan(r, t.Size, etagOf(a.id), "", 1)}
+	if vfetch.StatesUnproven(s.plan, t) {
+		if err := f.req().ProveSize(a.ctx, a.base, t); err != nil {
+			return nil, err
+		}
+	}
 	switch s.plan.Status {
 	case http.StatusNotModified:
 		return s, nil

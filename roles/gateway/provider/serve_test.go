@@ -61,8 +61,8 @@ func TestProviderRequestHeaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reqs := p.requests()
-	if len(reqs) != 2 {
+	reqs := p.requests() // the outboard, the size's proof (the last group), the range
+	if len(reqs) != 3 {
 		t.Fatalf("%d provider requests", len(reqs))
 	}
 	for _, r := range reqs {
@@ -74,8 +74,9 @@ func TestProviderRequestHeaders(t *testing.T) {
 			}
 		}
 	}
-	if reqs[0].URL.Path != "/o/"+p.id.String()+"/outboard" || reqs[1].Header.Get("Range") != "bytes=65536-131071" {
-		t.Fatalf("requests %s, then Range %q", reqs[0].URL.Path, reqs[1].Header.Get("Range"))
+	if reqs[0].URL.Path != "/o/"+p.id.String()+"/outboard" || reqs[1].Header.Get("Range") != "bytes=196608-196612" ||
+		reqs[2].Header.Get("Range") != "bytes=65536-131071" {
+		t.Fatalf("requests %s, then Range %q and %q", reqs[0].URL.Path, reqs[1].Header.Get("Range"), reqs[2].Header.Get("Range"))
 	}
 }
 
@@ -112,7 +113,9 @@ func TestLargeObjectWrongGroupAborts(t *testing.T) {
 // only the object's own bytes — at most the range's bytes before the first
 // bad group it covers — then a cut connection (bytes still buffered when
 // it is cut never arrive), or a clean 502 when the first group it needs is
-// bad; a complete answer only when the range covers no bad group.
+// bad, or when the range ends before a bad last group (the size's proof
+// fails); a complete answer only when the range and the last group are
+// good.
 func TestLiars(t *testing.T) {
 	data, _ := pattern(5*cs + 1234)
 	size := int64(len(data))
@@ -128,7 +131,7 @@ func TestLiars(t *testing.T) {
 					rng = "" // the whole object, no Range: 200
 				}
 				status, body, err := tryGet(c, url, rng)
-				want, complete := l.Delivers(data, r.Start, r.End)
+				want, complete := l.DeliversProven(data, r.Start, r.End)
 				switch {
 				case len(want) == 0 && !complete:
 					if status != http.StatusBadGateway || envelope(t, status, body).Code != httpx.CodeUpstreamUnavailable {
@@ -207,7 +210,7 @@ func TestSingleRange(t *testing.T) {
 		name, rng     string
 		start, end    int // expected bytes [start, end]
 		providerRange string
-	}{
+	}{ // ranges ending before the last chunk prove the size first: "bytes=196608-197607"
 		{"chunk boundaries", "bytes=65536-131071", cs, 2*cs - 1, "bytes=65536-131071"},
 		{"inside a chunk", "bytes=100-200", 100, 200, "bytes=0-65535"},
 		{"across a boundary", "bytes=65000-70000", 65000, 70000, "bytes=0-131071"},
@@ -229,8 +232,13 @@ func TestSingleRange(t *testing.T) {
 			if resp.Header.Get("Content-Range") != wantCR || !bytes.Equal(body, data[tc.start:tc.end+1]) {
 				t.Fatalf("Content-Range %q (want %q), %d bytes", resp.Header.Get("Content-Range"), wantCR, len(body))
 			}
-			if got := p.requests()[1].Header.Get("Range"); got != tc.providerRange {
+			reqs := p.requests()
+			if got := reqs[len(reqs)-1].Header.Get("Range"); got != tc.providerRange {
 				t.Fatalf("provider Range %q, want %q", got, tc.providerRange)
+			}
+			proof := tc.end < 3*cs
+			if len(reqs) != 2 && !proof || proof && (len(reqs) != 3 || reqs[1].Header.Get("Range") != "bytes=196608-197607") {
+				t.Fatalf("%d provider requests (a proof: %v)", len(reqs), proof)
 			}
 		})
 	}

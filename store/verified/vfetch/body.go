@@ -17,13 +17,16 @@ type Body struct {
 	// Status is the source's status: 200 (whole) or 206 (a range).
 	Status int
 
-	c  *Call
-	rd *verified.Reader
+	c     *Call
+	rd    *verified.Reader
+	t     verified.Tree
+	sizes *verified.Sizes
 }
 
 // Next returns the next verified group (or what remains of it), read in
 // one phase of at most Timeout; io.EOF after the last. The slice is valid
-// until the next call.
+// until the next call. Once the object's last group verified, its size is
+// proven and recorded in the Requester's Sizes.
 func (b *Body) Next() ([]byte, error) {
 	var group []byte
 	err := b.c.Read(func() error {
@@ -31,6 +34,9 @@ func (b *Body) Next() ([]byte, error) {
 		group, err = b.rd.Next()
 		return err
 	})
+	if err == nil && b.rd.Offset() == b.t.Size {
+		b.sizes.Add(b.t.ID, b.t.Size)
+	}
 	return group, err
 }
 
@@ -56,7 +62,7 @@ func (r *Requester) Open(ctx context.Context, base string, t verified.Tree, firs
 		c.Close()
 		return nil, err
 	}
-	return &Body{c: c, rd: verified.NewReader(c.resp.Body, t, first, last), Status: status,
+	return &Body{c: c, rd: verified.NewReader(c.resp.Body, t, first, last), t: t, sizes: r.Sizes, Status: status,
 		ContentType: c.ContentType()}, nil
 }
 

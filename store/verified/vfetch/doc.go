@@ -2,8 +2,10 @@
 // with the verified transfer of docs/storage.md §4 (package store/verified):
 // the Bao outboard (GET {base}/o/{b3}/outboard, Outboard), then the whole
 // body or a group-aligned range of it (GET {base}/o/{b3}, Open) whose 64 KiB
-// groups are released only once verified against the id; and the size and
-// type (HEAD {base}/o/{b3}, Head), which nothing verifies. Every source goes
+// groups are released only once verified against the id; the proof of the
+// size an outboard states (ProveSize: the last group, read and verified,
+// remembered in the Requester's Sizes); and the size and type (HEAD
+// {base}/o/{b3}, Head), which nothing verifies. Every source goes
 // through the outboard, the co-located storage too; a source without one (a
 // ron from before verified streaming) is refused with ErrNoOutboard.
 //

@@ -27,7 +27,9 @@ var blocks = sync.Pool{New: func() any { return new(block) }}
 // The outboard is parsed strictly against id (verified.ParseTree). A 404
 // from a source that answers HEAD /o/{b3} with 200 is ErrNoOutboard: a ron
 // from before verified streaming, which this reader refuses (it never falls
-// back to anything unverified).
+// back to anything unverified). An outboard stating another size than one
+// proven in Sizes is a *verified.MismatchError (the outboard is not the
+// object's; no body is requested).
 func (r *Requester) Outboard(ctx context.Context, base string, id store.ID) (verified.Tree, error) {
 	doc, err := r.outboard(ctx, base, id)
 	var se *StatusError
@@ -39,7 +41,11 @@ func (r *Requester) Outboard(ctx context.Context, base string, id store.ID) (ver
 	if err != nil {
 		return verified.Tree{}, err
 	}
-	return verified.ParseTree(doc, id)
+	t, err := verified.ParseTree(doc, id)
+	if err == nil {
+		_, err = r.Sizes.Check(t)
+	}
+	return t, err
 }
 
 // outboard reads the outboard's bytes.

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/ronhq/ron/store/verified"
 )
 
 // DefaultTimeout is the Timeout of a Requester that sets none.
@@ -34,6 +36,12 @@ type Requester struct {
 	// OnStatus, when set, is called once per request sent: with the
 	// response's status code in decimal, CodeTimeout, or CodeError.
 	OnStatus func(code string)
+	// Sizes, when set, are the sizes proven so far (shared by the caller's
+	// Requesters): Outboard refuses an outboard that states another size
+	// for a proven id, ProveSize answers from it without a request, and a
+	// Body or ProveSize that verified an object's last group records its
+	// size there.
+	Sizes *verified.Sizes
 }
 
 // Do sends method to url, with a Range header when rng is not "", and waits

@@ -1,8 +1,9 @@
 // Package vfetchtest holds fakes for tests of verified reads (package
 // vfetch and its users): objects as honest and dishonest sources serve them
-// (Honest, Corrupt, SelfConsistent, V1, and the table of Liars every
-// reader's tests run), the byte ranges those tests read (Ranges), and a
-// response body paced by the clock, for testing/synctest bubbles.
+// (Honest, Corrupt, SelfConsistent, V1, the table of Liars every reader's
+// tests run, and sources lying about the size only: SizeLiar, SizeLiars),
+// the byte ranges those tests read (Ranges, SizeRanges), and a response
+// body paced by the clock, for testing/synctest bubbles.
 package vfetchtest
 
 import (
@@ -127,6 +128,108 @@ func (l Liar) Delivers(truth []byte, start, end int64) (want []byte, complete bo
 	return truth[start:good], false
 }
 
+// DeliversProven is Delivers for a reader that also proves the size (reads
+// the object's last group) before it answers a range ending before the last
+// group: such a range gets nothing when the last group is bad. It is for
+// the liars of Liars, whose outboards state the true size.
+func (l Liar) DeliversProven(truth []byte, start, end int64) (want []byte, complete bool) {
+	last := store.ChunkCount(int64(len(truth))) - 1
+	if end/bao.GroupSize < int64(last) && l.Bad[1] == last {
+		return nil, false
+	}
+	return l.Delivers(truth, start, end)
+}
+
+// SizeLiar serves, under the id of data, an object of size bytes — a size
+// data does not have — with as much of data's tree as that size's tree
+// shares: its body is data cut or extended to size, its outboard states
+// size and holds data's own parent node wherever the tree of size has a
+// node at the same place (the same first group, the same left subtree),
+// the parents of its body elsewhere. Every group whose path to the root is
+// the same in both trees verifies against the id under the false size, so
+// a range of them comes back proven; the last group of either size never
+// does (its length or its place in the tree depends on the size). This is
+// the most a source lying about the size alone can do: with the same
+// group count (a few bytes more or less) every group but the last
+// verifies; with another count, at least the root's left subtree when it
+// is the same (as for 5–8 groups).
+func SizeLiar(data []byte, size int64) Object {
+	honest := Honest(data)
+	body := make([]byte, size)
+	for i := copy(body, data); i < len(body); i++ {
+		body[i] = byte(i) ^ 0xa5
+	}
+	ob := verified.TreeOf(body).Outboard
+	truth := map[[2]int]int{}
+	for i, n := range parents(0, store.ChunkCount(int64(len(data))), nil) {
+		truth[n] = i
+	}
+	for i, n := range parents(0, store.ChunkCount(size), nil) {
+		if j, ok := truth[n]; ok {
+			copy(ob[nodeAt(i):nodeAt(i+1)], honest.Outboard[nodeAt(j):nodeAt(j+1)])
+		}
+	}
+	return Object{ID: honest.ID, Data: body, Outboard: ob}
+}
+
+// parents appends the parent nodes of the subtree of count groups from
+// group first in pre-order (the outboard's order), each as its first group
+// and the groups of its left subtree (the largest power of two below
+// count): the node's place in any tree.
+func parents(first, count int, out [][2]int) [][2]int {
+	if count < 2 {
+		return out
+	}
+	left := 1
+	for left*2 < count {
+		left *= 2
+	}
+	out = append(out, [2]int{first, left})
+	out = parents(first, left, out)
+	return parents(first+left, count-left, out)
+}
+
+// nodeAt is the offset of parent node i in an outboard.
+func nodeAt(i int) int { return 8 + 64*i }
+
+// SizeLiars returns sources of data (5–7 groups and a partial one: the
+// root's left subtree is four groups for data and for every lie) that lie
+// about its size only (SizeLiar): by a few bytes and by a whole group, more
+// and less. Bad is the groups, counted in data, that do not verify under
+// the stated size: from the first group off the shared paths to data's
+// last.
+func SizeLiars(data []byte) []Liar {
+	size := int64(len(data))
+	if n := store.ChunkCount(size); n < 6 || n > 7 || size%bao.GroupSize < 8 {
+		panic("vfetchtest: SizeLiars needs 5–7 groups and a partial one of at least 8 bytes")
+	}
+	var out []Liar
+	for _, lie := range []struct {
+		name  string
+		delta int64
+	}{
+		{"a size a few bytes larger", 5}, {"a size a few bytes smaller", -5},
+		{"a size one group larger", bao.GroupSize}, {"a size one group smaller", -bao.GroupSize},
+	} {
+		o := SizeLiar(data, size+lie.delta)
+		out = append(out, Liar{Name: lie.name, Object: o, Bad: [2]int{firstBad(o), store.ChunkCount(size) - 1}})
+	}
+	return out
+}
+
+// firstBad is the first group of o's body that does not verify against
+// o.ID under the size its outboard states.
+func firstBad(o Object) int {
+	ob, size := bao.Outboard(o.Outboard), int64(len(o.Data))
+	for g := range int64(store.ChunkCount(size)) {
+		end := min((g+1)*bao.GroupSize, size)
+		if bao.VerifyGroup(o.Data[g*bao.GroupSize:end], ob, o.ID, g) != nil {
+			return int(g)
+		}
+	}
+	panic("vfetchtest: every group verifies: not a liar")
+}
+
 // Range is a byte range [Start, End], both inclusive, as a Range header
 // states it.
 type Range struct{ Start, End int64 }
@@ -146,6 +249,21 @@ func Ranges(size int64) []Range {
 		{0, 0}, {0, g - 1}, {g, 2*g - 1}, {g - 1, g}, {1, 3*g - 2},
 		{2*g + 17, 2*g + 99}, {size - 1, size - 1}, {2 * g, size - 1}, {100, size - 2},
 	}
+}
+
+// SizeRanges returns Ranges(size) and two tails: the last three bytes
+// (which the smaller lies of SizeLiars cannot satisfy) and one from size
+// on (which nobody can).
+func SizeRanges(size int64) []Range {
+	return append(Ranges(size), Range{size - 3, size - 1}, Range{size, size + 10})
+}
+
+// StatesClaim reports whether an answer to r about an object whose
+// outboard states claim.Size states that total before reading the stated
+// last group — a 416 (r starts at or past the size) or a 206 ending before
+// that group — so that a reader must prove the size first.
+func (r Range) StatesClaim(claim verified.Tree) bool {
+	return r.Start >= claim.Size || !claim.ReachesLast(min(r.End, claim.Size-1))
 }
 
 // Paced is a response body that yields Data group by group (64 KiB),

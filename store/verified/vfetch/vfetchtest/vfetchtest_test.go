@@ -83,3 +83,30 @@ func TestPaced(t *testing.T) {
 		}
 	})
 }
+
+// A size liar's outboard has a valid shape for the size it states; under
+// it the groups before Bad verify against the true id and the stated last
+// group never does. With the same group count only the last group fails;
+// with one group more or less, the root's left subtree (four groups) still
+// verifies.
+func TestSizeLiars(t *testing.T) {
+	data := storetest.Pattern(5*store.ChunkSize + 1234)
+	wantBad := map[string]int{"a size a few bytes larger": 5, "a size a few bytes smaller": 5,
+		"a size one group larger": 4, "a size one group smaller": 4}
+	for _, l := range SizeLiars(data) {
+		tr, err := verified.ParseTree(l.Outboard, l.ID)
+		if err != nil || tr.Size != int64(len(l.Data)) || tr.Size == int64(len(data)) || l.ID != store.Sum(data) {
+			t.Fatalf("%s: %v, size %d", l.Name, err, tr.Size)
+		}
+		if l.Bad != [2]int{wantBad[l.Name], 5} {
+			t.Fatalf("%s: Bad %v", l.Name, l.Bad)
+		}
+		if got, err := read(l.Object, 0, l.Bad[0]-1); err != nil || !bytes.Equal(got, data[:l.Bad[0]*store.ChunkSize]) {
+			t.Fatalf("%s: groups before %d: %v, %d bytes", l.Name, l.Bad[0], err, len(got))
+		}
+		last := tr.Count() - 1
+		if _, err := read(l.Object, last, last); !errors.Is(err, verified.ErrMismatch) {
+			t.Fatalf("%s: the stated last group: %v", l.Name, err)
+		}
+	}
+}
