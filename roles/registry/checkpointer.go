@@ -182,10 +182,12 @@ func (c *checkpointer) failed(ctx context.Context, err error) {
 	}
 }
 
-// halt stops all further signing and reports m.
+// halt reports m, then stops all further signing: whoever sees halted
+// finds the failure already recorded (this goroutine is the only signer,
+// so nothing is signed in between).
 func (c *checkpointer) halt(m *mismatch) {
-	c.halted.Store(true)
 	c.fail(m)
+	c.halted.Store(true)
 }
 
 // checkLag turns checkpoint_lag on while versions stay uncovered longer

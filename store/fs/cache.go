@@ -65,6 +65,16 @@ func (c *sidecarCache) add(s *store.Sidecar) {
 	}
 }
 
+// dropV1 removes id's entry when it is a v1 sidecar: the file on disk was
+// upgraded after the entry was loaded.
+func (c *sidecarCache) dropV1(id store.ID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.lru.Peek(id); ok && old.Version == store.SidecarV1 {
+		c.lru.Remove(id)
+	}
+}
+
 func (c *sidecarCache) remove(id store.ID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

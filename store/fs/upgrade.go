@@ -27,7 +27,8 @@ func (s *Store) Upgrade(ctx context.Context, id store.ID) (bool, error) {
 		return false, s.missing(id, err)
 	}
 	if s.headerVersion(id) == store.SidecarV2 {
-		return false, nil // a v2 sidecar's validity is the read path's to check
+		s.cache.dropV1(id) // a read may have cached the v1 file just before the rename
+		return false, nil  // a v2 sidecar's validity is the read path's to check
 	}
 	b, err := os.ReadFile(s.metaPath(id))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {

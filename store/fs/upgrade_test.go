@@ -124,3 +124,25 @@ func TestCacheKeepsUpgradedSidecar(t *testing.T) {
 		t.Fatalf("cached v%d after the upgrade, want v2", got.Version)
 	}
 }
+
+// TestUpgradeDropsStaleV1Entry: when another upgrade renamed the v2
+// sidecar over the v1 file after a read cached the v1 one, Upgrade (which
+// finds v2 on disk) drops the stale entry, so the next Open has the
+// outboard.
+func TestUpgradeDropsStaleV1Entry(t *testing.T) {
+	s := open(t, t.TempDir(), Options{})
+	data := storetest.Pattern(70000)
+	put(t, s, data, "")
+	id := store.Sum(data)
+	v1 := storetest.SidecarV1(data, "", time.Now())
+	s.cache.purge()
+	s.cache.add(&v1) // what a read that raced the rename left behind
+	if up, err := s.Upgrade(bg, id); up || err != nil {
+		t.Fatalf("Upgrade of an object already v2 on disk = %v, %v", up, err)
+	}
+	o, err := s.Open(bg, id)
+	if err != nil || o.Outboard() == nil {
+		t.Fatalf("Open after Upgrade: outboard %v (%v)", o != nil && o.Outboard() != nil, err)
+	}
+	o.Close()
+}

@@ -20,6 +20,7 @@ var behaviours = []struct {
 	{"object stored once", testObjectTwice},
 	{"empty object", testEmptyObject},
 	{"commit mismatch", testCommitMismatch},
+	{"proven fill", testProvenFill},
 	{"abort", testAbort},
 	{"size hint", testSizeHint},
 	{"write after commit", testWriteAfterCommit},
@@ -101,6 +102,45 @@ func testObjectTwice(t *testing.T, e *env) {
 func testEmptyObject(t *testing.T, e *env) {
 	id := e.putObject(nil, "text/plain")
 	e.wantObject(id, nil, "text/plain")
+}
+
+// testProvenFill: a proven fill (its writer proved every byte against the
+// id) is stored under that id without a hash of its own, reads back whole,
+// keeps its size check, and cannot become an asset.
+func testProvenFill(t *testing.T, e *env) {
+	b := body(7, 150_000)
+	id := store.Sum(b)
+	f, err := e.c.NewProvenFill(int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.CommitObject(id, "a/b"); err != nil {
+		t.Fatal(err)
+	}
+	e.wantObject(id, b, "a/b")
+	short, err := e.c.NewProvenFill(int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := short.Write(b[:100]); err != nil {
+		t.Fatal(err)
+	}
+	if err := short.CommitObject(store.Sum(b[:100]), "a/b"); !errors.Is(err, ErrSize) {
+		t.Fatalf("proven fill shorter than its size: %v, want ErrSize", err)
+	}
+	asset, err := e.c.NewProvenFill(-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := asset.Write(b[:10]); err != nil {
+		t.Fatal(err)
+	}
+	if err := asset.CommitAsset("k", nil); !errors.Is(err, ErrUnhashed) {
+		t.Fatalf("CommitAsset of a proven fill: %v, want ErrUnhashed", err)
+	}
 }
 
 func testCommitMismatch(t *testing.T, e *env) {

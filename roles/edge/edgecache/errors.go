@@ -16,4 +16,7 @@ var (
 	// ErrFinished: Write or Commit on a fill that was already committed or
 	// aborted.
 	ErrFinished = errors.New("edgecache: fill already finished")
+	// ErrUnhashed: CommitAsset on a proven fill (NewProvenFill), whose bytes
+	// the cache did not hash: it can only be committed as an object.
+	ErrUnhashed = errors.New("edgecache: a proven fill has no hash of its own")
 )

@@ -23,7 +23,7 @@ const (
 type Fill struct {
 	c    *Cache
 	hint int64
-	h    *blake3.Hasher // writer-owned
+	h    *blake3.Hasher // writer-owned; nil for a proven fill
 
 	mu       sync.Mutex
 	n        int64 // published length
@@ -41,8 +41,24 @@ type Fill struct {
 // NewFill starts a fill. sizeHint is the body length when known (−1 when
 // not); a fill whose length differs from a known hint is refused (ErrSize).
 // On disk the bytes go to a temp file under blobs/tmp, in memory to a
-// growing chunk list. ErrClosed after Close.
+// growing chunk list. The cache hashes the bytes as they are written to
+// name the blob (CommitAsset) or check the id (CommitObject). ErrClosed
+// after Close.
 func (c *Cache) NewFill(sizeHint int64) (*Fill, error) {
+	return c.newFill(sizeHint, blake3.New())
+}
+
+// NewProvenFill is NewFill for an /o object whose writer proves every byte
+// it writes against the id it will commit under (the verified transfer of
+// docs/storage.md §4.1: each 64 KiB group before it is written): the cache
+// does not hash the bytes again, and CommitObject takes the id as proven.
+// Such a fill can only be committed as an object (CommitAsset fails with
+// ErrUnhashed).
+func (c *Cache) NewProvenFill(sizeHint int64) (*Fill, error) {
+	return c.newFill(sizeHint, nil)
+}
+
+func (c *Cache) newFill(sizeHint int64, h *blake3.Hasher) (*Fill, error) {
 	c.mu.Lock()
 	closed := c.closed
 	c.mu.Unlock()
@@ -52,7 +68,7 @@ func (c *Cache) NewFill(sizeHint int64) (*Fill, error) {
 	if sizeHint < 0 {
 		sizeHint = -1
 	}
-	f := &Fill{c: c, hint: sizeHint, h: blake3.New(), wake: make(chan struct{})}
+	f := &Fill{c: c, hint: sizeHint, h: h, wake: make(chan struct{})}
 	if c.Memory() {
 		f.mem = &chunkedData{}
 		return f, nil
@@ -110,7 +126,7 @@ func (f *Fill) writeMem(p []byte) (int, error) {
 		dst := f.mem.room(f.n, f.hint)
 		f.mu.Unlock()
 		k := copy(dst, p[done:])
-		f.h.Write(p[done : done+k])
+		f.hash(p[done : done+k])
 		done += k
 		f.publish(int64(k))
 	}
@@ -119,12 +135,19 @@ func (f *Fill) writeMem(p []byte) (int, error) {
 
 func (f *Fill) writeFile(p []byte) (int, error) {
 	n, err := f.file.Write(p)
-	f.h.Write(p[:n])
+	f.hash(p[:n])
 	f.publish(int64(n))
 	if err != nil {
 		f.Abort(err)
 	}
 	return n, err
+}
+
+// hash adds written bytes to the hash, unless the fill is proven.
+func (f *Fill) hash(p []byte) {
+	if f.h != nil {
+		_, _ = f.h.Write(p)
+	}
 }
 
 // publish makes k more bytes visible to followers.
@@ -209,6 +232,21 @@ func (f *Fill) releaseFile() {
 	}
 }
 
+// sum is the id of the written bytes: their hash, or for a proven fill the
+// id its writer proved them against (want; ErrUnhashed without one).
+func (f *Fill) sum(want *store.ID) (store.ID, error) {
+	var id store.ID
+	switch {
+	case f.h != nil:
+		copy(id[:], f.h.Sum(nil))
+	case want == nil:
+		return id, ErrUnhashed
+	default:
+		id = *want
+	}
+	return id, nil
+}
+
 // seal checks the fill's length and hash and, when they are right, marks it
 // complete so followers see its end. want (if not nil) is the id the bytes
 // must hash to. Failures abort the fill.
@@ -223,8 +261,11 @@ func (f *Fill) seal(want *store.ID) (store.ID, int64, error) {
 		f.Abort(ErrSize)
 		return store.ID{}, 0, ErrSize
 	}
-	var id store.ID
-	copy(id[:], f.h.Sum(nil))
+	id, err := f.sum(want)
+	if err != nil {
+		f.Abort(err)
+		return store.ID{}, 0, err
+	}
 	if want != nil && id != *want {
 		f.Abort(ErrMismatch)
 		return store.ID{}, 0, ErrMismatch

@@ -99,7 +99,7 @@ func (o *Objects) fillAttempt(fl *flight, lim Limits) attemptFunc {
 		if err != nil && err != io.EOF {
 			return false, err
 		}
-		f, err := o.opt.Cache.NewFill(p.size())
+		f, err := o.opt.Cache.NewProvenFill(p.size()) // every group is proven before it is written
 		if err != nil {
 			return true, errCache(err)
 		}
