@@ -79,11 +79,8 @@ func Ingest(ctx context.Context, r io.Reader, opt IngestOptions, sink func([]byt
 	if err != nil {
 		return Ingested{}, err
 	}
-	in := Ingested{Size: size}
-	if ob != nil && size == opt.Size {
-		in.ID, in.Outboard = id, ob
-	}
-	return in, nil
+	// ob is set only when the stream had exactly opt.Size bytes (runTree).
+	return Ingested{ID: id, Outboard: ob, Size: size}, nil
 }
 
 // pbuf is a buffer shared by the sink and the hasher.

@@ -210,21 +210,16 @@ func stopRole(t *testing.T, tr *testRole) {
 	}
 }
 
-// upgradeDone polls the role's status until the sidecar upgrade pass has
-// ended (at most 20 s) and returns its details.
+// upgradeDone waits until the sidecar upgrade pass has ended (at most
+// 20 s) and returns its details from the role's status.
 func upgradeDone(t *testing.T, tr *testRole) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		d := tr.Details().(map[string]any)["sidecar_upgrade"].(map[string]any)
-		if d["state"] != "running" && d["state"] != "pending" {
-			return d
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sidecar upgrade still %v after 20 s: %v", d["state"], d)
-		}
-		time.Sleep(10 * time.Millisecond)
+	select {
+	case <-tr.upgrade.ended:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("sidecar upgrade not ended after 20 s: %v", tr.Details().(map[string]any)["sidecar_upgrade"])
 	}
+	return tr.Details().(map[string]any)["sidecar_upgrade"].(map[string]any)
 }
 
 // TestSidecarUpgradePass: a role started on v1 sidecars upgrades all of

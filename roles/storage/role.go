@@ -94,6 +94,7 @@ func New(opt Options) *Role {
 	cc := opt.ClusterConfig
 	r.clusterCfg.Store(&cc)
 	r.tasks = runtime.NewTaskGroup(roleName, r.log, opt.Metrics, runtime.WithBus(opt.Bus))
+	r.upgrade.ended = make(chan struct{})
 	return r
 }
 

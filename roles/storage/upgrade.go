@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,12 +18,21 @@ const upgradePage = 1000
 // Its counters are read by Details and the metrics while the pass writes
 // them.
 type sidecarUpgrade struct {
-	state    atomic.Value // "pending", "running", "done", "stopped" or "failed: <reason>"
-	total    atomic.Int64 // objects held when the pass began
-	scanned  atomic.Int64 // objects looked at
-	upgraded atomic.Int64 // v1 sidecars rewritten as v2 (the pass's and on-demand ones)
-	corrupt  atomic.Int64 // objects quarantined because their data did not hash to the id
-	finished atomic.Int64 // Unix ms the pass ended, 0 while running
+	state    atomic.Value  // "pending", "running", "done", "stopped" or "failed: <reason>"
+	total    atomic.Int64  // objects held when the pass began
+	scanned  atomic.Int64  // objects looked at
+	upgraded atomic.Int64  // v1 sidecars rewritten as v2 (the pass's and on-demand ones)
+	corrupt  atomic.Int64  // objects quarantined because their data did not hash to the id
+	finished atomic.Int64  // Unix ms the pass ended, 0 while running
+	ended    chan struct{} // closed once the pass has ended (made by New)
+	endOnce  sync.Once
+}
+
+// end records the pass's final state and closes ended.
+func (u *sidecarUpgrade) end(state string) {
+	u.state.Store(state)
+	u.finished.Store(time.Now().UnixMilli())
+	u.endOnce.Do(func() { close(u.ended) })
 }
 
 // details is Details()["sidecar_upgrade"].
@@ -49,23 +59,20 @@ func (r *Role) runSidecarUpgrade(ctx context.Context) error {
 	u := &r.upgrade
 	u.total.Store(r.engine.Stats().Objects)
 	if r.engineName() == "memory" { // it never holds a v1 sidecar
-		u.state.Store("done")
-		u.finished.Store(time.Now().UnixMilli())
+		u.end("done")
 		return nil
 	}
 	u.state.Store("running")
 	err := r.upgradePass(ctx)
 	switch {
 	case ctx.Err() != nil:
-		u.state.Store("stopped")
-		return nil
+		u.end("stopped")
 	case err != nil:
-		u.state.Store("failed: " + err.Error())
+		u.end("failed: " + err.Error())
 		r.log.Warn().Err(err).Msg("sidecar upgrade stopped; objects not upgraded stay readable and are upgraded when their outboard is asked for")
 	default:
-		u.state.Store("done")
+		u.end("done")
 	}
-	u.finished.Store(time.Now().UnixMilli())
 	return nil
 }
 

@@ -68,6 +68,7 @@ want() { [[ " $PARTS " == *" $1 "* ]]; }
 
 bench_workdir "$(mktemp -d /tmp/ron-bench-gateway.XXXXXX)"
 BIN=$WORK/bin
+RON=$BIN/ron # built below; start_ron (lib.sh) runs it
 
 # ---------------------------------------------------------------- commands
 # The report lists every load and server command as run, with tokens and
@@ -87,24 +88,6 @@ record() {
 }
 
 # ---------------------------------------------------------------- processes
-RON_PID=
-# start_ron NAME ADMIN_PORT [ENV=value…] -- [serve flags…]: starts an amnesia
-# ron logging to $WORK/NAME.log and waits for /readyz.
-start_ron() {
-	local name=$1 admin=$2 envs=()
-	shift 2
-	while [[ $1 != -- ]]; do envs+=("$1"); shift; done
-	shift
-	local logf=$WORK/$name.log
-	local cmd=("$BIN/ron" serve --amnesia --data-dir "$WORK/$name" --admin.listen "127.0.0.1:$admin" --log.level warn "$@")
-	LOGS+=("$logf")
-	record "${envs[@]}" "${cmd[@]}"
-	env "${envs[@]}" "${cmd[@]}" >"$logf" 2>&1 &
-	RON_PID=$!
-	PIDS+=("$RON_PID")
-	wait_http "http://127.0.0.1:$admin/readyz" || die "ron ($name) did not become ready"
-}
-
 # put_object BASE TOKEN FILE prints the id storage gives FILE.
 put_object() {
 	local out code
@@ -204,7 +187,7 @@ bench_forward() {
 	free_port admin
 	free_port store
 	free_port gw
-	start_ron colo "$admin" -- --roles storage,gateway --storage.listen "127.0.0.1:$store" \
+	start_ron colo "$admin" -- --amnesia --roles storage,gateway --storage.listen "127.0.0.1:$store" \
 		--gateway.listen "127.0.0.1:$gw" --gateway.anon-rps 1000000
 	tok=$(token "$admin" storage:write)
 	OBJ_ID=$(put_object "http://127.0.0.1:$store" "$tok" "$obj")
@@ -217,14 +200,14 @@ bench_forward() {
 	free_port admin2
 	free_port store
 	free_port gw
-	start_ron store "$admin" -- --roles storage --storage.listen "127.0.0.1:$store"
+	start_ron store "$admin" -- --amnesia --roles storage --storage.listen "127.0.0.1:$store"
 	local store_pid=$RON_PID
 	tok=$(token "$admin" storage:write)
 	OBJ_ID=$(put_object "http://127.0.0.1:$store" "$tok" "$obj")
 	# The two amnesia processes have different root keys: the gateway sends
 	# a token of storage's own instead of minting one.
 	SECRETS[UPSTREAM_TOKEN]=$(token "$admin" storage:read)
-	start_ron gw "$admin2" "RON_GATEWAY__UPSTREAM_TOKEN=${SECRETS[UPSTREAM_TOKEN]}" -- --roles gateway \
+	start_ron gw "$admin2" "RON_GATEWAY__UPSTREAM_TOKEN=${SECRETS[UPSTREAM_TOKEN]}" -- --amnesia --roles gateway \
 		--gateway.listen "127.0.0.1:$gw" --gateway.storage-url "http://127.0.0.1:$store" --gateway.anon-rps 1000000
 	same_bytes "http://127.0.0.1:$gw/o/$OBJ_ID" "$obj"
 	wrk_pairs split "http://127.0.0.1:$gw/o/$OBJ_ID" "http://127.0.0.1:$store/o/$OBJ_ID"
@@ -264,7 +247,7 @@ start_fair_gateway() {
 		burst = 1000000
 		weight = 1
 	TOML
-	start_ron fair "$FAIR_ADMIN" -- --roles gateway --config "$WORK/fair.toml"
+	start_ron fair "$FAIR_ADMIN" -- --amnesia --roles gateway --config "$WORK/fair.toml"
 	SECRETS[TOKEN_A]=$(token "$FAIR_ADMIN" storage:read A)
 	SECRETS[TOKEN_B]=$(token "$FAIR_ADMIN" storage:read B)
 	# Any well-formed id: the stub answers every one.

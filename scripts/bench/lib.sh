@@ -150,3 +150,23 @@ token() {
 	[[ -n $out ]] || die "no token in the answer to $body"
 	echo "$out"
 }
+
+# start_ron NAME ADMIN_PORT [ENV=value…] -- [serve flags…] starts $RON (the
+# ron binary) with data under $WORK/NAME, logging to $WORK/NAME.log (added
+# to LOGS; the command goes through the script's record), puts its pid in
+# RON_PID and PIDS and waits for /readyz.
+RON_PID=
+start_ron() {
+	local name=$1 admin=$2 envs=()
+	shift 2
+	while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+	shift
+	local logf=$WORK/$name.log
+	local cmd=("$RON" serve --data-dir "$WORK/$name" --admin.listen "127.0.0.1:$admin" --log.level warn "$@")
+	LOGS+=("$logf")
+	record "${envs[@]}" "${cmd[@]}"
+	env "${envs[@]}" "${cmd[@]}" >"$logf" 2>&1 &
+	RON_PID=$!
+	PIDS+=("$RON_PID")
+	wait_http "http://127.0.0.1:$admin/readyz" || die "ron ($name) did not become ready"
+}

@@ -116,24 +116,6 @@ settle() { sync; sleep "$BENCH_SETTLE"; }
 mutate() { printf 'ron-verified-%03d' "$(($2 % 1000))" | dd of="$1" bs=16 count=1 conv=notrunc status=none; }
 b3id() { echo "b3:$(b3sum --no-names "$1")"; }
 
-# start_ron NAME ADMIN_PORT [ENV=value…] -- [serve flags…]: starts ron with
-# data under $WORK/NAME, logging to $WORK/NAME.log; waits for /readyz.
-RON_PID=
-start_ron() {
-	local name=$1 admin=$2 envs=()
-	shift 2
-	while [[ $1 != -- ]]; do envs+=("$1"); shift; done
-	shift
-	local logf=$WORK/$name.log
-	local cmd=("$RON" serve --data-dir "$WORK/$name" --admin.listen "127.0.0.1:$admin" --log.level warn "$@")
-	LOGS+=("$logf")
-	record "${envs[@]}" "${cmd[@]}"
-	env "${envs[@]}" "${cmd[@]}" >"$logf" 2>&1 &
-	RON_PID=$!
-	PIDS+=("$RON_PID")
-	wait_http "http://127.0.0.1:$admin/readyz" || die "ron ($name) did not become ready"
-}
-
 # put_file BASE TOKEN FILE [chunked] prints "<id> <seconds>" of a PUT that
 # must create the object (201) with FILE's id. With "chunked" the upload has
 # no Content-Length (Transfer-Encoding: chunked).
