@@ -11,13 +11,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/content"
 	"github.com/ronhq/ron/roles/gateway/upstream"
 	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/store"
 )
-
-// immutable is the Cache-Control of content-addressed answers.
-const immutable = "public, max-age=31536000, immutable"
 
 // serveObject answers GET|HEAD /o/{b3} (docs/gateway.md §4).
 func (r *Role) serveObject(c echo.Context, cl *call) error {
@@ -34,10 +32,10 @@ func (r *Role) serveObject(c echo.Context, cl *call) error {
 // replaces generated response headers (the /n Content-Type and
 // Cache-Control).
 func (r *Role) serveID(w http.ResponseWriter, req *http.Request, cl *call, id store.ID, set http.Header) error {
-	if etagMatches(req.Header.Get("If-None-Match"), id) {
+	if content.ETagMatches(req.Header.Get("If-None-Match"), id) {
 		h := w.Header()
-		h.Set("ETag", etagOf(id))
-		h.Set("Cache-Control", immutable)
+		h.Set("ETag", content.ETag(id))
+		h.Set("Cache-Control", content.Immutable)
 		for k, v := range set {
 			if k == "Cache-Control" {
 				h[k] = v
@@ -146,26 +144,6 @@ func objectPath(id store.ID) string {
 	hex.Encode(hx[:], id[:])
 	b.Write(hx[:])
 	return b.String()
-}
-
-// etagOf is the strong ETag of an object id.
-func etagOf(id store.ID) string { return `"` + id.String() + `"` }
-
-// etagMatches applies If-None-Match's weak comparison to id's ETag: any
-// listed tag equal to "b3:<hex>" or W/"b3:<hex>" matches; "*" does not (it
-// is forwarded).
-func etagMatches(inm string, id store.ID) bool {
-	if inm == "" {
-		return false
-	}
-	want := etagOf(id)
-	for _, t := range strings.Split(inm, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		if t == want {
-			return true
-		}
-	}
-	return false
 }
 
 // objectSource is the sites.Objects of the gateway: the /o read path, under

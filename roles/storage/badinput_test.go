@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/content"
 )
 
 // row is one row of docs/storage.md §10 sent to a live listener.
@@ -128,7 +129,7 @@ func rangeRows(hello, empty string) []row {
 		get("if-match other", hello, 412, httpx.CodePreconditionFailed, nil, "If-Match", `"other"`),
 		{name: "HEAD range", q: req{method: "HEAD", path: hello, header: []string{"Range", "bytes=0-4"}}, status: 200,
 			header: map[string]string{"Content-Length": "11"}},
-		get("GET headers", hello, 200, "", map[string]string{"ETag": `"` + helloID + `"`, "Cache-Control": immutable,
+		get("GET headers", hello, 200, "", map[string]string{"ETag": `"` + helloID + `"`, "Cache-Control": content.Immutable,
 			"Accept-Ranges": "bytes", "X-Content-Type-Options": "nosniff", "Content-Type": "application/octet-stream", "Content-Length": "11"}),
 	}
 }

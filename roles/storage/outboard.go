@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/content"
 	"github.com/ronhq/ron/httpx/ranges"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/bao"
@@ -74,9 +75,7 @@ func (r *Role) sendOutboard(c echo.Context, id store.ID, ob bao.Outboard) error 
 
 // setTreeHeaders sets the headers of an outboard or slice answer.
 func setTreeHeaders(h http.Header, etag string) {
-	h.Set("ETag", etag)
-	h.Set("Cache-Control", immutable)
-	h.Set("X-Content-Type-Options", "nosniff")
+	content.SetImmutable(h, etag)
 	h.Set("Content-Type", "application/octet-stream")
 }
 

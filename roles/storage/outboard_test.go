@@ -14,6 +14,7 @@ import (
 	lbao "lukechampine.com/blake3/bao"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/content"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/bao"
 	"github.com/ronhq/ron/store/storetest"
@@ -29,7 +30,7 @@ func TestOutboardEndpoint(t *testing.T) {
 		resp, body := tr.do(req{method: "GET", path: path})
 		want := storetest.ExpectedOutboard(data)
 		if resp.StatusCode != 200 || !bytes.Equal(body, want) || resp.Header.Get("ETag") != `"`+id+`/outboard"` ||
-			resp.Header.Get("Content-Type") != "application/octet-stream" || resp.Header.Get("Cache-Control") != immutable ||
+			resp.Header.Get("Content-Type") != "application/octet-stream" || resp.Header.Get("Cache-Control") != content.Immutable ||
 			resp.Header.Get("Content-Length") != strconv.Itoa(len(want)) {
 			t.Fatalf("%d bytes: GET outboard %d %x %v", len(data), resp.StatusCode, body, resp.Header)
 		}

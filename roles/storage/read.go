@@ -13,15 +13,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/content"
 	"github.com/ronhq/ron/httpx/ranges"
 	"github.com/ronhq/ron/store"
 )
 
 // maxRangeParts is storage's multi-range part cap (docs/storage.md §4).
 const maxRangeParts = 16
-
-// immutable is the Cache-Control of every content-addressed answer.
-const immutable = "public, max-age=31536000, immutable"
 
 // readAuth checks the token when reads are private.
 func (r *Role) readAuth(c echo.Context) error {
@@ -79,11 +77,11 @@ func contentType(info store.Info) string {
 func (r *Role) serveObject(c echo.Context, obj store.Object, start time.Time) error {
 	req := c.Request()
 	info := obj.Info()
-	etag := `"` + info.ID.String() + `"`
+	etag := content.ETag(info.ID)
 	ctype := contentType(info)
 	plan := ranges.NewPlan(req, info.Size, etag, ctype, maxRangeParts)
 	h := c.Response().Header()
-	setObjectHeaders(h, etag)
+	content.SetObject(h, etag)
 	switch plan.Status {
 	case http.StatusNotModified:
 		c.Response().WriteHeader(http.StatusNotModified)
@@ -100,13 +98,6 @@ func (r *Role) serveObject(c echo.Context, obj store.Object, start time.Time) er
 		return nil
 	}
 	return r.sendBody(c, obj, plan, ctype, start)
-}
-
-func setObjectHeaders(h http.Header, etag string) {
-	h.Set("ETag", etag)
-	h.Set("Cache-Control", immutable)
-	h.Set("Accept-Ranges", "bytes")
-	h.Set("X-Content-Type-Options", "nosniff")
 }
 
 // sendBody verifies the first covering chunk before any header leaves, then

@@ -1,7 +1,6 @@
 package objects
 
 import (
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,31 +8,18 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/content"
 	"github.com/ronhq/ron/httpx/ranges"
 	"github.com/ronhq/ron/roles/edge/edgecache"
 	"github.com/ronhq/ron/roles/edge/httpcache"
 	"github.com/ronhq/ron/store"
 )
 
-// Header values of every object answer.
-const (
-	immutable = "public, max-age=31536000, immutable"
-	// statusHit is the Cache-Status of answers from the cache (docs/edge.md §3).
-	statusHit = httpcache.CacheName + "; hit"
-)
-
-// etagOf is the strong ETag of an object: "b3:<hex>" (the quoted
-// store.ID.String, formatted in one allocation).
-func etagOf(id store.ID) string {
-	var b [2 + len(`b3:`) + 2*len(store.ID{})]byte
-	n := copy(b[:], `"b3:`)
-	n += hex.Encode(b[n:], id[:])
-	b[n] = '"'
-	return string(b[:])
-}
+// statusHit is the Cache-Status of answers from the cache (docs/edge.md §3).
+const statusHit = httpcache.CacheName + "; hit"
 
 // validators are an object's validators: its ETag only.
-func validators(id store.ID) ranges.Validators { return ranges.Validators{ETag: etagOf(id)} }
+func validators(id store.ID) ranges.Validators { return ranges.Validators{ETag: content.ETag(id)} }
 
 // early decides the answers that need neither the cache nor a source: 412
 // when If-Match names other objects only, 304 when If-None-Match names this
@@ -56,7 +42,7 @@ func (o *Objects) answerEarly(c echo.Context, id store.ID, st int) error {
 		return errPrecondition()
 	}
 	h := c.Response().Header()
-	setObjectHeaders(h, id)
+	content.SetObject(h, content.ETag(id))
 	setCacheStatus(h, statusHit)
 	return c.NoContent(http.StatusNotModified)
 }
@@ -68,18 +54,7 @@ func errPrecondition() error {
 
 // Constant header values, shared by every answer (each slice has capacity
 // 1, so h.Add copies; nothing may modify them).
-var (
-	valImmutable = []string{immutable}
-	valBytes     = []string{"bytes"}
-	valHit       = []string{statusHit}
-)
-
-// setObjectHeaders sets the headers of every answer about an object.
-func setObjectHeaders(h http.Header, id store.ID) {
-	h["Etag"] = []string{etagOf(id)}
-	h["Cache-Control"] = valImmutable
-	h["Accept-Ranges"] = valBytes
-}
+var valHit = []string{statusHit}
 
 // setCacheStatus sets Cache-Status.
 func setCacheStatus(h http.Header, status string) {
@@ -136,7 +111,7 @@ func (o *Objects) respond(c echo.Context, a answer) error {
 	if err := a.waitFirst(req, plan); err != nil {
 		return answerError(req.Context(), err)
 	}
-	setObjectHeaders(h, a.id)
+	content.SetObject(h, content.ETag(a.id))
 	setCacheStatus(h, a.cacheStatus)
 	if plan.Status == http.StatusNotModified {
 		resp.WriteHeader(http.StatusNotModified)

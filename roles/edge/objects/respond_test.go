@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/labstack/echo/v4"
+	"github.com/ronhq/ron/httpx/content"
 )
 
 // sliceBlob is an in-memory Blob given as fixed slices (an
@@ -138,7 +139,7 @@ func TestCountWriterReadFrom(t *testing.T) {
 func TestEtagOf(t *testing.T) {
 	for seed := range uint64(5) {
 		_, id := pattern(seed, 10)
-		if got, want := etagOf(id), `"`+id.String()+`"`; got != want {
+		if got, want := content.ETag(id), `"`+id.String()+`"`; got != want {
 			t.Fatalf("etagOf = %s, want %s", got, want)
 		}
 	}

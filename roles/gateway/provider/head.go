@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/content"
 	"github.com/ronhq/ron/httpx/ranges"
 	"github.com/ronhq/ron/store"
 )
@@ -31,12 +32,12 @@ func (f *Fetcher) serveHead(ctx context.Context, w http.ResponseWriter, r *http.
 
 // writeHead writes the HEAD answer: 200 or 304, or returns 412.
 func writeHead(w http.ResponseWriter, r *http.Request, id store.ID, size int64, ctype string, set http.Header) error {
-	plan := ranges.NewPlan(r, size, etagOf(id), ctype, 1)
+	plan := ranges.NewPlan(r, size, content.ETag(id), ctype, 1)
 	if plan.Status == http.StatusPreconditionFailed {
 		return httpx.NewError(http.StatusPreconditionFailed, httpx.CodePreconditionFailed, "If-Match did not match")
 	}
 	h := w.Header()
-	setObjectHeaders(h, id)
+	content.SetObject(h, content.ETag(id))
 	if plan.Status == http.StatusNotModified {
 		applySet(h, set, true)
 		w.WriteHeader(http.StatusNotModified)

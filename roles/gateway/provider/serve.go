@@ -7,14 +7,12 @@ import (
 	"net/http"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/content"
 	"github.com/ronhq/ron/httpx/ranges"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/verified"
 	"github.com/ronhq/ron/store/verified/vfetch"
 )
-
-// immutable is the Cache-Control of content-addressed answers.
-const immutable = "public, max-age=31536000, immutable"
 
 // Serve answers the GET or HEAD request r for id from providers
 // (docs/gateway.md §4 step 4). providers are filtered again (Filter with no
@@ -109,7 +107,7 @@ func (f *Fetcher) prepare(a *attempt, r *http.Request, h http.Header) (*session,
 	if err != nil {
 		return nil, err
 	}
-	s := &session{a: a, tree: t, plan: ranges.NewPlan(r, t.Size, etagOf(a.id), "", 1)}
+	s := &session{a: a, tree: t, plan: ranges.NewPlan(r, t.Size, content.ETag(a.id), "", 1)}
 	if vfetch.StatesUnproven(s.plan, t) {
 		if err := f.req().ProveSize(a.ctx, a.base, t); err != nil {
 			return nil, err
@@ -146,7 +144,7 @@ func (f *Fetcher) prepare(a *attempt, r *http.Request, h http.Header) (*session,
 // send writes the answer. Failures after the headers abort the response.
 func (s *session) send(w http.ResponseWriter, set http.Header) error {
 	h := w.Header()
-	setObjectHeaders(h, s.a.id)
+	content.SetObject(h, content.ETag(s.a.id))
 	if s.b == nil { // 304
 		applySet(h, set, true)
 		w.WriteHeader(http.StatusNotModified)
@@ -202,14 +200,6 @@ func (s *session) stream(cw *clientWriter) error {
 	return nil
 }
 
-// setObjectHeaders sets the headers of every content-addressed answer.
-func setObjectHeaders(h http.Header, id store.ID) {
-	h.Set("ETag", etagOf(id))
-	h.Set("Cache-Control", immutable)
-	h.Set("Accept-Ranges", "bytes")
-	h.Set("X-Content-Type-Options", "nosniff")
-}
-
 // applySet replaces the headers named in set; on a 304 its Content-Type
 // and Content-Length are left out.
 func applySet(h, set http.Header, notModified bool) {
@@ -221,6 +211,3 @@ func applySet(h, set http.Header, notModified bool) {
 		h[k] = append([]string(nil), vs...)
 	}
 }
-
-// etagOf is the strong ETag of an object id.
-func etagOf(id store.ID) string { return `"` + id.String() + `"` }

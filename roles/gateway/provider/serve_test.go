@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/content"
 	"github.com/ronhq/ron/store/verified/vfetch"
 	"github.com/ronhq/ron/store/verified/vfetch/vfetchtest"
 )
@@ -27,7 +28,7 @@ func TestBadThenGoodSmallObject(t *testing.T) {
 		t.Fatalf("first read: %d %q %v", resp.StatusCode, body, err)
 	}
 	h := resp.Header
-	if h.Get("ETag") != `"`+good.id.String()+`"` || h.Get("Cache-Control") != immutable || h.Get("Accept-Ranges") != "bytes" ||
+	if h.Get("ETag") != `"`+good.id.String()+`"` || h.Get("Cache-Control") != content.Immutable || h.Get("Accept-Ranges") != "bytes" ||
 		h.Get("Content-Type") != "text/plain; charset=utf-8" || h.Get("Content-Length") != "11" {
 		t.Fatalf("headers %v", h)
 	}
@@ -276,7 +277,7 @@ func TestRangeEdgeCases(t *testing.T) {
 	}
 	// If-None-Match → 304; If-Match another tag → 412.
 	resp, _, _ = get(t, c, http.MethodGet, url, map[string]string{"If-None-Match": etag})
-	if resp.StatusCode != http.StatusNotModified || resp.Header.Get("ETag") != etag || resp.Header.Get("Cache-Control") != immutable {
+	if resp.StatusCode != http.StatusNotModified || resp.Header.Get("ETag") != etag || resp.Header.Get("Cache-Control") != content.Immutable {
 		t.Fatalf("304: %d %v", resp.StatusCode, resp.Header)
 	}
 	resp, body, _ = get(t, c, http.MethodGet, url, map[string]string{"If-Match": `"nope"`})
@@ -329,7 +330,7 @@ func TestHeadViaProvider(t *testing.T) {
 	}
 	h := resp.Header
 	if h.Get("Content-Length") != "5000" || h.Get("Content-Type") != "image/png" || h.Get("ETag") != `"`+id.String()+`"` ||
-		h.Get("Cache-Control") != immutable || h.Get("Content-Range") != "" {
+		h.Get("Cache-Control") != content.Immutable || h.Get("Content-Range") != "" {
 		t.Fatalf("headers %v", h)
 	}
 	for _, r := range p.requests() {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/content"
 	"github.com/ronhq/ron/httpx/ranges"
 	"github.com/ronhq/ron/store"
 )
@@ -18,9 +19,6 @@ type request struct {
 	query string // raw query
 	cc    string // Cache-Control of this request's answers
 }
-
-// etagOf is the entity tag of an object: "b3:<hex>", quoted.
-func etagOf(id store.ID) string { return `"` + id.String() + `"` }
 
 // errNotFound is the 404 of a path the target does not have.
 func errNotFound() error {
@@ -57,7 +55,7 @@ func (s *Sites) serveSite(q request, st *site, p Path) error {
 // Objects call. size ≥ 0 is the manifest's advisory size, checked against
 // what Objects.Serve announces.
 func (s *Sites) serveObject(q request, id store.ID, contentType string, size int64) error {
-	etag := etagOf(id)
+	etag := content.ETag(id)
 	if localNotModified(q.r, etag) {
 		q.notModified(etag)
 		return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/ronhq/ron/httpx/content"
 	"github.com/ronhq/ron/roles/registry/segment"
 	"github.com/ronhq/ron/roles/registry/tiles"
 )
@@ -51,14 +52,14 @@ func (a *API) serveEntries(c echo.Context, p tiles.TilePath) error {
 	hd := c.Response().Header()
 	hd.Add("Vary", "Accept-Encoding")
 	if !acceptsGzip(c.Request().Header.Values("Accept-Encoding")) {
-		return writeBytes(c, http.StatusOK, ctBinary, b.raw, ccImmutable)
+		return writeBytes(c, http.StatusOK, ctBinary, b.raw, content.Immutable)
 	}
 	gz, err := b.gzipped()
 	if err != nil {
 		return errInternal("gzip entry bundle %s: %v", p, err)
 	}
 	hd.Set("Content-Encoding", "gzip")
-	return writeBytes(c, http.StatusOK, ctBinary, gz, ccImmutable)
+	return writeBytes(c, http.StatusOK, ctBinary, gz, content.Immutable)
 }
 
 // bundle returns entry bundle p built from the segment log; full bundles

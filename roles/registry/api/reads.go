@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/content"
 	"github.com/ronhq/ron/roles/registry/descriptor"
 	"github.com/ronhq/ron/roles/registry/segment"
 )
@@ -92,7 +93,7 @@ func (a *API) getVersion(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if done, err := conditional(c, `"`+descriptor.PayloadB3(body)+`"`, ccImmutable); done {
+	if done, err := conditional(c, `"`+descriptor.PayloadB3(body)+`"`, content.Immutable); done {
 		return err
 	}
 	return writeBytes(c, http.StatusOK, echo.MIMEApplicationJSON, body, "")

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ronhq/ron/httpx/content"
 	"github.com/ronhq/ron/roles/registry/descriptor"
 )
 
@@ -50,7 +51,7 @@ func TestGetVersion(t *testing.T) {
 			}
 			tag := `"` + descriptor.PayloadB3(body) + `"`
 			if resp.StatusCode != 200 || !bytes.Equal(body, rec.Artifact) || resp.Header.Get("ETag") != tag ||
-				resp.Header.Get("Cache-Control") != ccImmutable {
+				resp.Header.Get("Cache-Control") != content.Immutable {
 				t.Fatalf("v%d: %d etag %q cc %q", v, resp.StatusCode, resp.Header.Get("ETag"), resp.Header.Get("Cache-Control"))
 			}
 			resp, _ = e.request(http.MethodGet, fmt.Sprint("/registry/", v), nil, "If-None-Match", tag)

@@ -13,10 +13,9 @@ import (
 
 // Cache-Control values of docs/registry.md §2 and §5.
 const (
-	ccNoCache   = "no-cache"
-	ccNoStore   = "no-store"
-	ccImmutable = "public, max-age=31536000, immutable"
-	ccKey       = "max-age=3600"
+	ccNoCache = "no-cache"
+	ccNoStore = "no-store"
+	ccKey     = "max-age=3600"
 )
 
 // Content types of the log routes.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/ronhq/ron/httpx/content"
 	"github.com/ronhq/ron/roles/registry/tiles"
 )
 
@@ -53,7 +54,7 @@ func (a *API) getTile(c echo.Context) error {
 	case err != nil:
 		return errInternal("tile %s: %v", p, err)
 	}
-	return writeBytes(c, http.StatusOK, ctBinary, data, ccImmutable)
+	return writeBytes(c, http.StatusOK, ctBinary, data, content.Immutable)
 }
 
 // tileAvailable applies the min_index (410) and coverage (404) rules to p.

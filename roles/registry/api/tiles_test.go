@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/ronhq/ron/httpx/content"
 	"github.com/ronhq/ron/roles/registry/tiles"
 )
 
@@ -93,7 +94,7 @@ func checkTiles(t *testing.T, e *env) {
 	for path, tile := range want {
 		resp, body := e.request(http.MethodGet, "/registry/log/tile/"+path, nil)
 		if resp.StatusCode != 200 || !bytes.Equal(body, tile) || resp.Header.Get("Content-Type") != "application/octet-stream" ||
-			resp.Header.Get("Cache-Control") != ccImmutable {
+			resp.Header.Get("Cache-Control") != content.Immutable {
 			t.Fatalf("tile %s: %d %v", path, resp.StatusCode, resp.Header)
 		}
 	}
