@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/storage/placement"
+	"github.com/ronhq/ron/runtime/cluster/placement"
 
 	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/runtime/cluster"

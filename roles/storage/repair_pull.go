@@ -9,9 +9,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/ronhq/ron/roles/storage/placement"
 	"github.com/ronhq/ron/roles/storage/repair"
 	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/cluster/placement"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/verified/vfetch"
 )

@@ -12,9 +12,9 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
-	"github.com/ronhq/ron/roles/storage/placement"
 	"github.com/ronhq/ron/roles/storage/repair"
 	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/cluster/placement"
 	"github.com/ronhq/ron/store"
 )
 

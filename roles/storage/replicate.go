@@ -8,8 +8,8 @@ import (
 	"slices"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/storage/placement"
 	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/cluster/placement"
 	"github.com/ronhq/ron/store"
 )
 

@@ -9,9 +9,9 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/ronhq/ron/roles/storage/placement"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/cluster/placement"
 	"github.com/ronhq/ron/runtime/cluster/rendezvous"
 	"github.com/ronhq/ron/store"
 )

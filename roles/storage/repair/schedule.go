@@ -3,8 +3,8 @@ package repair
 import (
 	"time"
 
-	"github.com/ronhq/ron/roles/storage/placement"
 	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/cluster/placement"
 )
 
 // JoinDelay is how long after a storage member joins a pass starts

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ronhq/ron/roles/storage/placement"
 	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/cluster/placement"
 	"github.com/ronhq/ron/store"
 )
 
