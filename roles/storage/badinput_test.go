@@ -12,6 +12,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/content"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 )
 
 // row is one row of docs/storage.md §10 sent to a live listener.
@@ -33,11 +34,11 @@ const (
 func (tr *testRole) tokenFor(kind string) string {
 	switch kind {
 	case tokWrite:
-		return tr.token(scopeWrite)
+		return tr.token(storageapi.ScopeWrite)
 	case tokAdmin:
-		return tr.token(scopeAdmin)
+		return tr.token(storageapi.ScopeAdmin)
 	case tokInv:
-		return tr.token(scopeInventory)
+		return tr.token(storageapi.ScopeInventory)
 	}
 	return kind
 }

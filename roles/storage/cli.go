@@ -17,6 +17,7 @@ import (
 
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/cli"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/manifest"
 	"github.com/ronhq/ron/store/verified"
@@ -32,18 +33,18 @@ func Commands(env cli.Env, getenv func(string) string) []*cobra.Command {
 
 // newCLIClient builds the HTTP client a command uses, with a token minted
 // once on first use.
-func newCLIClient(env cli.Env, f *cli.Flags, getenv func(string) string, scope string) (*HTTPClient, error) {
+func newCLIClient(env cli.Env, f *cli.Flags, getenv func(string) string, scope string) (*storageapi.HTTPClient, error) {
 	url, err := f.ServerURL(env, roleName)
 	if err != nil {
 		return nil, err
 	}
-	return NewHTTPClient(url, cliToken(env, f, getenv, scope), client.Options{Role: "cli"}), nil
+	return storageapi.NewHTTPClient(url, cliToken(env, f, getenv, scope), client.Options{Role: "cli"}), nil
 }
 
 // cliToken returns a token source for scope, asked once; read scopes are
 // optional (cli.Flags.OnceToken).
 func cliToken(env cli.Env, f *cli.Flags, getenv func(string) string, scope string) func(context.Context) (string, error) {
-	return f.OnceToken(env, getenv, scope, scope == scopeRead || scope == scopeIndexRead)
+	return f.OnceToken(env, getenv, scope, scope == storageapi.ScopeRead || scope == scopeIndexRead)
 }
 
 func putCommand(env cli.Env, getenv func(string) string) *cobra.Command {
@@ -59,11 +60,11 @@ func putCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 			if err := f.CheckOutput(); err != nil {
 				return err
 			}
-			c, err := newCLIClient(env, &f, getenv, scopeWrite)
+			c, err := newCLIClient(env, &f, getenv, storageapi.ScopeWrite)
 			if err != nil {
 				return cli.Classify(err)
 			}
-			var res PutResult
+			var res storageapi.PutResult
 			if recursive {
 				res, err = putTree(cmd, c, args[0], meta, verbose)
 			} else {
@@ -89,10 +90,10 @@ func putCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 
 // putFile streams a file with POST /o while hashing it locally and fails if
 // the server's id differs from the local hash.
-func putFile(ctx context.Context, cmd *cobra.Command, c Client, path, ctype string, progress bool) (PutResult, error) {
+func putFile(ctx context.Context, cmd *cobra.Command, c storageapi.Client, path, ctype string, progress bool) (storageapi.PutResult, error) {
 	in, size, err := openInput(cmd, path)
 	if err != nil {
-		return PutResult{}, cli.Exit(cli.ExitFailure, err)
+		return storageapi.PutResult{}, cli.Exit(cli.ExitFailure, err)
 	}
 	defer in.Close()
 	if ctype == "" && path != "-" {
@@ -105,13 +106,13 @@ func putFile(ctx context.Context, cmd *cobra.Command, c Client, path, ctype stri
 	}
 	res, err := c.Put(ctx, io.TeeReader(body, hasher), size, nil, ctype)
 	if err != nil {
-		return PutResult{}, err
+		return storageapi.PutResult{}, err
 	}
 	return res, checkStored(res, hasher)
 }
 
 // checkStored fails when the server's id differs from the local hash.
-func checkStored(res PutResult, h *store.Hasher) error {
+func checkStored(res storageapi.PutResult, h *store.Hasher) error {
 	local := h.ID()
 	if res.CID != local.String() {
 		return cli.Exit(cli.ExitFailure, fmt.Errorf("server stored %s but the local hash is %s", res.CID, local))
@@ -122,10 +123,10 @@ func checkStored(res PutResult, h *store.Hasher) error {
 // putTree stores every regular file under dir (manifest.DefaultConcurrency
 // at a time), then the canonical ManifestV1 of the tree, whose id it returns:
 // the same tree and meta always give the same id.
-func putTree(cmd *cobra.Command, c Client, dir string, metaKV []string, verbose bool) (PutResult, error) {
+func putTree(cmd *cobra.Command, c storageapi.Client, dir string, metaKV []string, verbose bool) (storageapi.PutResult, error) {
 	meta, err := parseMeta(metaKV)
 	if err != nil {
-		return PutResult{}, cli.Exit(cli.ExitFailure, err)
+		return storageapi.PutResult{}, cli.Exit(cli.ExitFailure, err)
 	}
 	var mu sync.Mutex
 	var stored [][2]string // rel, id
@@ -144,11 +145,11 @@ func putTree(cmd *cobra.Command, c Client, dir string, metaKV []string, verbose 
 	warn := func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "ron put -r:", s) }
 	m, err := manifest.FromDir(cmd.Context(), dir, put, manifest.FromDirOptions{Meta: meta, Warn: warn})
 	if err != nil {
-		return PutResult{}, err
+		return storageapi.PutResult{}, err
 	}
 	doc, err := manifest.Encode(m)
 	if err != nil {
-		return PutResult{}, cli.Exit(cli.ExitFailure, err)
+		return storageapi.PutResult{}, cli.Exit(cli.ExitFailure, err)
 	}
 	hasher := store.NewHasher()
 	res, err := c.Put(cmd.Context(), io.TeeReader(bytes.NewReader(doc), hasher), int64(len(doc)), nil, manifest.MediaType)
@@ -241,13 +242,13 @@ func getCommand(env cli.Env, getenv func(string) string, cat bool) *cobra.Comman
 // (getFromProviders).
 func getObject(cmd *cobra.Command, env cli.Env, f *cli.Flags, getenv func(string) string, id store.ID, out string,
 	progress bool, index string) error {
-	c, err := newCLIClient(env, f, getenv, scopeRead)
+	c, err := newCLIClient(env, f, getenv, storageapi.ScopeRead)
 	if err != nil {
 		return err
 	}
-	defer c.c.Close()
+	defer c.Close()
 	body, info, err := c.Get(cmd.Context(), id)
-	if IsNotFound(err) {
+	if storageapi.IsNotFound(err) {
 		return getFromProviders(cmd, env, f, getenv, id, out, index, err)
 	}
 	if err != nil {
@@ -271,9 +272,9 @@ func getObject(cmd *cobra.Command, env cli.Env, f *cli.Flags, getenv func(string
 // outboardFor gets and parses id's outboard from the node the CLI reads
 // from, whose GET of the object already answered. A 404 there means a ron
 // older than the outboard: the error says so.
-func outboardFor(ctx context.Context, c Client, id store.ID) (verified.Tree, error) {
+func outboardFor(ctx context.Context, c storageapi.Client, id store.ID) (verified.Tree, error) {
 	ob, err := c.Outboard(ctx, id)
-	if IsNotFound(err) {
+	if storageapi.IsNotFound(err) {
 		return verified.Tree{}, cli.Exit(cli.ExitFailure, fmt.Errorf(
 			"the storage node serves the object but no outboard to verify it with: it runs a ron without verified streaming; upgrade it"))
 	}
@@ -333,7 +334,7 @@ func statCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 			if err != nil {
 				return cli.Exit(cli.ExitFailure, err)
 			}
-			c, err := newCLIClient(env, &f, getenv, scopeRead)
+			c, err := newCLIClient(env, &f, getenv, storageapi.ScopeRead)
 			if err != nil {
 				return cli.Classify(err)
 			}

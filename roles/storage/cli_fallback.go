@@ -12,6 +12,7 @@ import (
 
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/cli"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/verified"
 	"github.com/ronhq/ron/store/verified/vfetch"
@@ -53,12 +54,12 @@ func getFromProviders(cmd *cobra.Command, env cli.Env, f *cli.Flags, getenv func
 	ctx := cmd.Context()
 	addrs, err := providersOf(ctx, base, cliToken(env, f, getenv, scopeIndexRead), id)
 	switch {
-	case IsNotFound(err):
+	case storageapi.IsNotFound(err):
 		return cli.Exit(cli.ExitFailure, fmt.Errorf("%s: not on the server and the index knows no provider", id))
 	case err != nil:
 		return cli.Exit(cli.ExitFailure, fmt.Errorf("%s: not on the server; asking the index failed: %w", id, err))
 	}
-	pf := &providerFetch{id: id, token: cliToken(env, f, getenv, scopeRead)}
+	pf := &providerFetch{id: id, token: cliToken(env, f, getenv, storageapi.ScopeRead)}
 	if out == "" {
 		return pf.run(ctx, addrs, cmd.OutOrStdout())
 	}
@@ -75,7 +76,7 @@ func providersOf(ctx context.Context, base string, token func(context.Context) (
 	ctx, cancel := context.WithTimeout(ctx, metaTimeout)
 	defer cancel()
 	addrs, err := listProviders(ctx, c, id, false)
-	if IsNotFound(err) {
+	if storageapi.IsNotFound(err) {
 		addrs, err = listProviders(ctx, c, id, true)
 	}
 	return addrs, err
@@ -145,8 +146,8 @@ func (p *providerFetch) run(ctx context.Context, addrs []string, w io.Writer) er
 // from fetches the rest of the object from one provider into w. A provider
 // that stalls for chunkProgress is given up.
 func (p *providerFetch) from(ctx context.Context, addr string, w io.Writer) error {
-	c := NewHTTPClient(addr, p.token, client.Options{Role: "cli", Retries: -1})
-	defer c.c.Close()
+	c := storageapi.NewHTTPClient(addr, p.token, client.Options{Role: "cli", Retries: -1})
+	defer c.Close()
 	tree, err := p.learnTree(ctx, c)
 	if err != nil {
 		return err
@@ -196,11 +197,11 @@ func (p *providerFetch) copyGroups(w io.Writer, rd *verified.Reader, stall *time
 // learnTree fetches and parses the provider's outboard. A 404 from a
 // provider that holds the object (HEAD 200) is a ron from before verified
 // streaming: vfetch.ErrNoOutboard, naming the fix.
-func (p *providerFetch) learnTree(ctx context.Context, c *HTTPClient) (verified.Tree, error) {
+func (p *providerFetch) learnTree(ctx context.Context, c *storageapi.HTTPClient) (verified.Tree, error) {
 	ctx, cancel := context.WithTimeout(ctx, metaTimeout)
 	defer cancel()
 	ob, err := c.Outboard(ctx, p.id)
-	if IsNotFound(err) {
+	if storageapi.IsNotFound(err) {
 		if _, serr := c.Stat(ctx, p.id); serr == nil {
 			return verified.Tree{}, vfetch.ErrNoOutboard
 		}
@@ -217,15 +218,13 @@ func (p *providerFetch) learnTree(ctx context.Context, c *HTTPClient) (verified.
 
 // open starts GET /o/{b3} at the first unwritten byte: 200 from the start,
 // else 206 with exactly that range.
-func (p *providerFetch) open(ctx context.Context, c *HTTPClient, tree verified.Tree) (io.ReadCloser, error) {
-	req := &client.Request{Path: "/o/" + p.id.String(), Op: "get", Header: http.Header{}}
+func (p *providerFetch) open(ctx context.Context, c *storageapi.HTTPClient, tree verified.Tree) (io.ReadCloser, error) {
 	want, wantRange := http.StatusOK, ""
 	if p.off > 0 {
 		size := tree.Size
 		want, wantRange = http.StatusPartialContent, fmt.Sprintf("bytes %d-%d/%d", p.off, size-1, size)
-		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", p.off))
 	}
-	resp, err := c.c.Do(ctx, req)
+	resp, err := c.GetFrom(ctx, p.id, p.off)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/storetest"
 )
@@ -16,17 +17,17 @@ import (
 // clientImpl builds one implementation of Client against a running role.
 type clientImpl struct {
 	name string
-	make func(t *testing.T, tr *testRole) Client
+	make func(t *testing.T, tr *testRole) storageapi.Client
 }
 
 // clientImpls are the two implementations every clientCase runs against.
 var clientImpls = []clientImpl{
-	{"local", func(t *testing.T, tr *testRole) Client { return NewLocalClient(tr.Role) }},
-	{"http", func(t *testing.T, tr *testRole) Client {
-		tok := tr.token(scopeWrite, scopeRead)
-		h := NewHTTPClient(tr.base, func(context.Context) (string, error) { return tok, nil },
+	{"local", func(t *testing.T, tr *testRole) storageapi.Client { return NewLocalClient(tr.Role) }},
+	{"http", func(t *testing.T, tr *testRole) storageapi.Client {
+		tok := tr.token(storageapi.ScopeWrite, storageapi.ScopeRead)
+		h := storageapi.NewHTTPClient(tr.base, func(context.Context) (string, error) { return tok, nil },
 			client.Options{Retries: -1})
-		t.Cleanup(h.c.Close)
+		t.Cleanup(h.Close)
 		return h
 	}},
 }
@@ -36,7 +37,7 @@ var clientImpls = []clientImpl{
 type clientCase struct {
 	name string
 	cfg  func(*Config)
-	run  func(t *testing.T, tr *testRole, c Client)
+	run  func(t *testing.T, tr *testRole, c storageapi.Client)
 }
 
 func TestClientTable(t *testing.T) {
@@ -54,36 +55,36 @@ func TestClientTable(t *testing.T) {
 func opaque(b []byte) io.Reader { return io.MultiReader(bytes.NewReader(b)) }
 
 var clientCases = []clientCase{
-	{name: "hello round trip", run: func(t *testing.T, tr *testRole, c Client) {
+	{name: "hello round trip", run: func(t *testing.T, tr *testRole, c storageapi.Client) {
 		id := mustID(t, helloID)
 		res := mustPut(t, c, []byte("hello world"), nil, "text/plain")
-		wantPut(t, res, PutResult{CID: helloID, Size: 11, Created: true})
-		wantPut(t, mustPut(t, c, []byte("hello world"), nil, "text/plain"), PutResult{CID: helloID, Size: 11})
-		wantPut(t, mustPut(t, c, []byte("hello world"), &id, ""), PutResult{CID: helloID, Size: 11})
+		wantPut(t, res, storageapi.PutResult{CID: helloID, Size: 11, Created: true})
+		wantPut(t, mustPut(t, c, []byte("hello world"), nil, "text/plain"), storageapi.PutResult{CID: helloID, Size: 11})
+		wantPut(t, mustPut(t, c, []byte("hello world"), &id, ""), storageapi.PutResult{CID: helloID, Size: 11})
 		wantGet(t, c, id, []byte("hello world"), "text/plain")
-		wantStat(t, c, ObjectInfo{ID: id, Size: 11, ContentType: "text/plain"})
+		wantStat(t, c, storageapi.ObjectInfo{ID: id, Size: 11, ContentType: "text/plain"})
 		wantOutboard(t, c, id, []byte("hello world"))
 	}},
-	{name: "102400 vector with want", run: func(t *testing.T, tr *testRole, c Client) {
+	{name: "102400 vector with want", run: func(t *testing.T, tr *testRole, c storageapi.Client) {
 		id := mustID(t, bigID)
-		wantPut(t, mustPut(t, c, bigBody(), &id, ""), PutResult{CID: bigID, Size: 102400, Created: true})
+		wantPut(t, mustPut(t, c, bigBody(), &id, ""), storageapi.PutResult{CID: bigID, Size: 102400, Created: true})
 		wantGet(t, c, id, bigBody(), "application/octet-stream")
-		wantStat(t, c, ObjectInfo{ID: id, Size: 102400, ContentType: "application/octet-stream"})
+		wantStat(t, c, storageapi.ObjectInfo{ID: id, Size: 102400, ContentType: "application/octet-stream"})
 		wantOutboard(t, c, id, bigBody())
 	}},
-	{name: "unknown size", run: func(t *testing.T, tr *testRole, c Client) {
+	{name: "unknown size", run: func(t *testing.T, tr *testRole, c storageapi.Client) {
 		res, err := c.Put(context.Background(), opaque(bigBody()), -1, nil, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantPut(t, res, PutResult{CID: bigID, Size: 102400, Created: true})
+		wantPut(t, res, storageapi.PutResult{CID: bigID, Size: 102400, Created: true})
 	}},
-	{name: "empty object", run: func(t *testing.T, tr *testRole, c Client) {
-		wantPut(t, mustPut(t, c, nil, nil, ""), PutResult{CID: emptyID, Size: 0, Created: true})
+	{name: "empty object", run: func(t *testing.T, tr *testRole, c storageapi.Client) {
+		wantPut(t, mustPut(t, c, nil, nil, ""), storageapi.PutResult{CID: emptyID, Size: 0, Created: true})
 		wantGet(t, c, mustID(t, emptyID), nil, "application/octet-stream")
 		wantOutboard(t, c, mustID(t, emptyID), nil)
 	}},
-	{name: "want mismatch", run: func(t *testing.T, tr *testRole, c Client) {
+	{name: "want mismatch", run: func(t *testing.T, tr *testRole, c storageapi.Client) {
 		want := mustID(t, bigID)
 		_, err := c.Put(context.Background(), bytes.NewReader([]byte("hello world")), 11, &want, "")
 		he := wantErr(t, err, 409, httpx.CodeHashMismatch)
@@ -93,7 +94,7 @@ var clientCases = []clientCase{
 		_, err = c.Stat(context.Background(), mustID(t, helloID))
 		wantErr(t, err, 404, httpx.CodeNotFound)
 	}},
-	{name: "not found", run: func(t *testing.T, tr *testRole, c Client) {
+	{name: "not found", run: func(t *testing.T, tr *testRole, c storageapi.Client) {
 		id := mustID(t, helloID)
 		_, _, err := c.Get(context.Background(), id)
 		wantErr(t, err, 404, httpx.CodeNotFound)
@@ -102,14 +103,14 @@ var clientCases = []clientCase{
 		_, err = c.Outboard(context.Background(), id)
 		wantErr(t, err, 404, httpx.CodeNotFound)
 	}},
-	{name: "too large", cfg: func(c *Config) { c.MaxObjectBytes = 10 }, run: func(t *testing.T, tr *testRole, c Client) {
+	{name: "too large", cfg: func(c *Config) { c.MaxObjectBytes = 10 }, run: func(t *testing.T, tr *testRole, c storageapi.Client) {
 		_, err := c.Put(context.Background(), bytes.NewReader([]byte("hello world")), 11, nil, "")
 		wantErr(t, err, 413, httpx.CodePayloadTooLarge)
 		_, err = c.Put(context.Background(), opaque([]byte("hello world")), -1, nil, "")
 		wantErr(t, err, 413, httpx.CodePayloadTooLarge)
-		wantPut(t, mustPut(t, c, []byte("0123456789"), nil, ""), PutResult{CID: store.Sum([]byte("0123456789")).String(), Size: 10, Created: true})
+		wantPut(t, mustPut(t, c, []byte("0123456789"), nil, ""), storageapi.PutResult{CID: store.Sum([]byte("0123456789")).String(), Size: 10, Created: true})
 	}},
-	{name: "quarantined", run: func(t *testing.T, tr *testRole, c Client) {
+	{name: "quarantined", run: func(t *testing.T, tr *testRole, c storageapi.Client) {
 		id := mustID(t, helloID)
 		mustPut(t, c, []byte("hello world"), nil, "")
 		if err := tr.engine.Quarantine(context.Background(), id, "test"); err != nil {
@@ -122,7 +123,7 @@ var clientCases = []clientCase{
 		_, err = c.Outboard(context.Background(), id)
 		wantQuarantined(t, err)
 	}},
-	{name: "corrupt first chunk", run: func(t *testing.T, tr *testRole, c Client) {
+	{name: "corrupt first chunk", run: func(t *testing.T, tr *testRole, c storageapi.Client) {
 		id := mustID(t, helloID)
 		mustPut(t, c, []byte("hello world"), nil, "")
 		flipByte(t, tr, id, 0)
@@ -132,14 +133,14 @@ var clientCases = []clientCase{
 		wantQuarantined(t, err)
 	}},
 	{name: "memory engine full", cfg: func(c *Config) { c.Engine = "memory"; c.MemoryMaxBytes = 1000 },
-		run: func(t *testing.T, tr *testRole, c Client) {
+		run: func(t *testing.T, tr *testRole, c storageapi.Client) {
 			_, err := c.Put(context.Background(), bytes.NewReader(bigBody()), 102400, nil, "")
 			wantErr(t, err, 507, httpx.CodeInsufficientStorage)
 			_, err = c.Put(context.Background(), opaque(bigBody()), -1, nil, "")
 			wantErr(t, err, 507, httpx.CodeInsufficientStorage)
-			wantPut(t, mustPut(t, c, []byte("hello world"), nil, ""), PutResult{CID: helloID, Size: 11, Created: true})
+			wantPut(t, mustPut(t, c, []byte("hello world"), nil, ""), storageapi.PutResult{CID: helloID, Size: 11, Created: true})
 		}},
-	{name: "content types", run: func(t *testing.T, tr *testRole, c Client) {
+	{name: "content types", run: func(t *testing.T, tr *testRole, c storageapi.Client) {
 		_, err := c.Put(context.Background(), bytes.NewReader(nil), 0, nil, "multipart/form-data; boundary=x")
 		wantErr(t, err, 415, httpx.CodeUnsupportedMedia)
 		_, err = c.Put(context.Background(), bytes.NewReader(nil), 0, nil, "text/plain; charset")
@@ -147,9 +148,9 @@ var clientCases = []clientCase{
 		_, err = c.Put(context.Background(), bytes.NewReader(nil), 0, nil, "text/"+string(bytes.Repeat([]byte("a"), 300)))
 		wantErr(t, err, 400, httpx.CodeBadRequest)
 		mustPut(t, c, []byte("hello world"), nil, "application/x-www-form-urlencoded")
-		wantStat(t, c, ObjectInfo{ID: mustID(t, helloID), Size: 11, ContentType: "application/octet-stream"})
+		wantStat(t, c, storageapi.ObjectInfo{ID: mustID(t, helloID), Size: 11, ContentType: "application/octet-stream"})
 	}},
-	{name: "draining", run: func(t *testing.T, tr *testRole, c Client) {
+	{name: "draining", run: func(t *testing.T, tr *testRole, c storageapi.Client) {
 		mustPut(t, c, []byte("hello world"), nil, "")
 		tr.Drain()
 		_, err := c.Put(context.Background(), bytes.NewReader([]byte("x")), 1, nil, "")
@@ -158,12 +159,12 @@ var clientCases = []clientCase{
 		}
 		wantGet(t, c, mustID(t, helloID), []byte("hello world"), "application/octet-stream")
 	}},
-	{name: "not ready", run: func(t *testing.T, tr *testRole, c Client) {
+	{name: "not ready", run: func(t *testing.T, tr *testRole, c storageapi.Client) {
 		tr.lastProbe.Store(0)
 		_, err := c.Put(context.Background(), bytes.NewReader([]byte("x")), 1, nil, "")
 		wantErr(t, err, 503, httpx.CodeNotReady)
 	}},
-	{name: "busy", cfg: func(c *Config) { c.QueueCapacity = 1 }, run: func(t *testing.T, tr *testRole, c Client) {
+	{name: "busy", cfg: func(c *Config) { c.QueueCapacity = 1 }, run: func(t *testing.T, tr *testRole, c storageapi.Client) {
 		release, err := tr.admit.enter(context.Background(), tr.admit.put)
 		if err != nil {
 			t.Fatal(err)
@@ -176,7 +177,7 @@ var clientCases = []clientCase{
 	}},
 }
 
-func mustPut(t *testing.T, c Client, body []byte, want *store.ID, ctype string) PutResult {
+func mustPut(t *testing.T, c storageapi.Client, body []byte, want *store.ID, ctype string) storageapi.PutResult {
 	t.Helper()
 	res, err := c.Put(context.Background(), bytes.NewReader(body), int64(len(body)), want, ctype)
 	if err != nil {
@@ -185,14 +186,14 @@ func mustPut(t *testing.T, c Client, body []byte, want *store.ID, ctype string) 
 	return res
 }
 
-func wantPut(t *testing.T, got, want PutResult) {
+func wantPut(t *testing.T, got, want storageapi.PutResult) {
 	t.Helper()
 	if got != want {
 		t.Fatalf("put = %+v, want %+v", got, want)
 	}
 }
 
-func wantGet(t *testing.T, c Client, id store.ID, want []byte, ctype string) {
+func wantGet(t *testing.T, c storageapi.Client, id store.ID, want []byte, ctype string) {
 	t.Helper()
 	body, info, err := c.Get(context.Background(), id)
 	if err != nil {
@@ -206,12 +207,12 @@ func wantGet(t *testing.T, c Client, id store.ID, want []byte, ctype string) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("get: %d bytes differ from the %d stored", len(got), len(want))
 	}
-	if info != (ObjectInfo{ID: id, Size: int64(len(want)), ContentType: ctype}) {
+	if info != (storageapi.ObjectInfo{ID: id, Size: int64(len(want)), ContentType: ctype}) {
 		t.Fatalf("get info %+v", info)
 	}
 }
 
-func wantStat(t *testing.T, c Client, want ObjectInfo) {
+func wantStat(t *testing.T, c storageapi.Client, want storageapi.ObjectInfo) {
 	t.Helper()
 	got, err := c.Stat(context.Background(), want.ID)
 	if err != nil {
@@ -223,7 +224,7 @@ func wantStat(t *testing.T, c Client, want ObjectInfo) {
 }
 
 // wantOutboard checks that c serves data's outboard for id.
-func wantOutboard(t *testing.T, c Client, id store.ID, data []byte) {
+func wantOutboard(t *testing.T, c storageapi.Client, id store.ID, data []byte) {
 	t.Helper()
 	got, err := c.Outboard(context.Background(), id)
 	if err != nil {
@@ -306,7 +307,7 @@ func TestLocalGetHoldsSlot(t *testing.T) {
 	}
 	body.Close()
 	body.Close()
-	wantStat(t, c, ObjectInfo{ID: mustID(t, helloID), Size: 11, ContentType: "application/octet-stream"})
+	wantStat(t, c, storageapi.ObjectInfo{ID: mustID(t, helloID), Size: 11, ContentType: "application/octet-stream"})
 	ctx, cancel := context.WithCancel(context.Background())
 	body, _, err = c.Get(ctx, mustID(t, helloID))
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 )
 
 // TestWriteCheckOrder checks that the first failing check of
@@ -96,7 +97,7 @@ func both(a, b func(*testRole) func()) func(*testRole) func() {
 // TestExpectContinue: an error answers before the body is sent.
 func TestExpectContinue(t *testing.T) {
 	tr := startRole(t, func(c *Config) { c.MaxObjectBytes = 100 })
-	tok := tr.token(scopeWrite)
+	tok := tr.token(storageapi.ScopeWrite)
 	for _, tc := range []struct{ hdr string }{
 		{"Authorization: Bearer garbage\r\nContent-Length: 5\r\n"},
 		{"Authorization: Bearer " + tok + "\r\nContent-Length: 500\r\n"},
@@ -111,7 +112,7 @@ func TestExpectContinue(t *testing.T) {
 
 func TestWriteReplies(t *testing.T) {
 	tr := startRole(t, nil)
-	tok := tr.token(scopeWrite)
+	tok := tr.token(storageapi.ScopeWrite)
 	for i, want := range []struct {
 		status  int
 		created bool
@@ -137,7 +138,7 @@ func TestWriteReplies(t *testing.T) {
 
 func TestWriteMetrics(t *testing.T) {
 	tr := startRole(t, func(c *Config) { c.MaxObjectBytes = 1000; c.QueueCapacity = 1 })
-	tok := tr.token(scopeWrite)
+	tok := tr.token(storageapi.ScopeWrite)
 	post := func(body string, h ...string) {
 		tr.do(req{method: "POST", path: "/o", token: tok, body: strings.NewReader(body), header: h})
 	}
@@ -166,7 +167,7 @@ func TestWriteMetrics(t *testing.T) {
 
 func TestAuthFailureMetrics(t *testing.T) {
 	tr := startRole(t, nil)
-	for _, tok := range []string{"", "garbage", tr.expiredToken(), tr.token(scopeInventory)} {
+	for _, tok := range []string{"", "garbage", tr.expiredToken(), tr.token(storageapi.ScopeInventory)} {
 		tr.do(req{method: "POST", path: "/o", token: tok, body: strings.NewReader("x")})
 	}
 	for _, kind := range []string{"missing", "invalid", "expired", "scope"} {
@@ -224,7 +225,7 @@ func TestInventoryPaging(t *testing.T) {
 	tr.put(nil, "")
 	ids = append(ids, emptyID)
 	slices.Sort(ids)
-	tok := tr.token(scopeInventory)
+	tok := tr.token(storageapi.ScopeInventory)
 	var got []string
 	after := ""
 	for page := 0; ; page++ {
@@ -250,7 +251,7 @@ func TestInventoryPaging(t *testing.T) {
 	if !slices.Equal(got, ids) {
 		t.Fatalf("inventory %v, want %v", got, ids)
 	}
-	resp, body := tr.do(req{method: "GET", path: "/inventory", token: tr.token(scopeWrite)})
+	resp, body := tr.do(req{method: "GET", path: "/inventory", token: tr.token(storageapi.ScopeWrite)})
 	wantError(t, resp, body, 403, httpx.CodeForbidden)
 }
 
@@ -259,7 +260,7 @@ func TestInventoryHasOrder(t *testing.T) {
 	a := tr.put([]byte("a"), "")
 	b := tr.put([]byte("b"), "")
 	q := fmt.Sprintf(`{"ids":[%q,%q,%q,%q]}`, b, helloID, a, b)
-	resp, body := tr.do(req{method: "POST", path: "/inventory/has", token: tr.token(scopeAdmin), body: strings.NewReader(q)})
+	resp, body := tr.do(req{method: "POST", path: "/inventory/has", token: tr.token(storageapi.ScopeAdmin), body: strings.NewReader(q)})
 	var rep struct{ Present []string }
 	if err := json.Unmarshal(body, &rep); err != nil || resp.StatusCode != 200 || !slices.Equal(rep.Present, []string{b, a, b}) {
 		t.Fatalf("has: %d %s", resp.StatusCode, body)
@@ -270,11 +271,11 @@ func TestDelete(t *testing.T) {
 	tr := startRole(t, nil)
 	tr.put([]byte("hello world"), "")
 	path := "/o/" + helloID
-	resp, body := tr.do(req{method: "DELETE", path: path, token: tr.token(scopeWrite)})
+	resp, body := tr.do(req{method: "DELETE", path: path, token: tr.token(storageapi.ScopeWrite)})
 	wantError(t, resp, body, 403, httpx.CodeForbidden)
 	resp, body = tr.do(req{method: "DELETE", path: path})
 	wantError(t, resp, body, 401, httpx.CodeUnauthorized)
-	if resp, _ = tr.do(req{method: "DELETE", path: path, token: tr.token(scopeAdmin)}); resp.StatusCode != 204 {
+	if resp, _ = tr.do(req{method: "DELETE", path: path, token: tr.token(storageapi.ScopeAdmin)}); resp.StatusCode != 204 {
 		t.Fatalf("DELETE: %d", resp.StatusCode)
 	}
 	resp, body = tr.do(req{method: "GET", path: path})
@@ -290,9 +291,9 @@ func TestPrivateReads(t *testing.T) {
 	for _, path := range []string{"/o/" + helloID, "/o/" + helloID + "/outboard", "/o/" + helloID + "/slice?start=0&len=5"} {
 		resp, body := tr.do(req{method: "GET", path: path})
 		wantError(t, resp, body, 401, httpx.CodeUnauthorized)
-		resp, body = tr.do(req{method: "GET", path: path, token: tr.token(scopeWrite)})
+		resp, body = tr.do(req{method: "GET", path: path, token: tr.token(storageapi.ScopeWrite)})
 		wantError(t, resp, body, 403, httpx.CodeForbidden)
-		if resp, body = tr.do(req{method: "GET", path: path, token: tr.token(scopeRead)}); resp.StatusCode != 200 {
+		if resp, body = tr.do(req{method: "GET", path: path, token: tr.token(storageapi.ScopeRead)}); resp.StatusCode != 200 {
 			t.Fatalf("%s with storage:read: %d %s", path, resp.StatusCode, body)
 		}
 	}
@@ -351,7 +352,7 @@ func TestReadiness(t *testing.T) {
 	if rd := tr.Ready(context.Background()); !slices.Equal(rd.Missing, []string{"storage:disk"}) {
 		t.Fatalf("failed probe: %+v", rd)
 	}
-	resp, body := tr.do(req{method: "POST", path: "/o", token: tr.token(scopeWrite), body: strings.NewReader("x")})
+	resp, body := tr.do(req{method: "POST", path: "/o", token: tr.token(storageapi.ScopeWrite), body: strings.NewReader("x")})
 	wantError(t, resp, body, 503, httpx.CodeNotReady)
 	if resp, _ = tr.do(req{method: "GET", path: "/o/" + helloID}); resp.StatusCode != 200 {
 		t.Fatalf("reads must continue: %d", resp.StatusCode)
@@ -383,7 +384,7 @@ func TestDraining(t *testing.T) {
 	if rd := tr.Ready(context.Background()); !slices.Equal(rd.Missing, []string{"storage"}) {
 		t.Fatalf("draining: %+v", rd)
 	}
-	resp, body := tr.do(req{method: "PUT", path: "/o/" + hex16ID, token: tr.token(scopeWrite), body: strings.NewReader("0123456789abcdef")})
+	resp, body := tr.do(req{method: "PUT", path: "/o/" + hex16ID, token: tr.token(storageapi.ScopeWrite), body: strings.NewReader("0123456789abcdef")})
 	if e := wantError(t, resp, body, 503, httpx.CodeDraining); resp.Header.Get("Retry-After") != "5" || e.RetryAfter != 5 {
 		t.Fatalf("Retry-After %q", resp.Header.Get("Retry-After"))
 	}
@@ -410,7 +411,7 @@ func TestClientGoneAborts(t *testing.T) {
 	tr := startRole(t, nil)
 	hr := httptest.NewRequest("POST", "/o", &failingBody{n: 3 << 20})
 	hr.ContentLength = 10 << 20
-	hr.Header.Set("Authorization", "Bearer "+tr.token(scopeWrite))
+	hr.Header.Set("Authorization", "Bearer "+tr.token(storageapi.ScopeWrite))
 	func() {
 		defer func() {
 			if p := recover(); p != http.ErrAbortHandler {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
 )
@@ -174,7 +175,7 @@ func (tr *testRole) token(scopes ...string) string {
 // expiredToken mints a storage:write token that expired an hour ago.
 func (tr *testRole) expiredToken() string {
 	tr.t.Helper()
-	tok, _, err := tr.keys.Mint(auth.MintOptions{Scopes: []string{scopeWrite}, TTL: time.Hour, Now: time.Now().Add(-2 * time.Hour)})
+	tok, _, err := tr.keys.Mint(auth.MintOptions{Scopes: []string{storageapi.ScopeWrite}, TTL: time.Hour, Now: time.Now().Add(-2 * time.Hour)})
 	if err != nil {
 		tr.t.Fatal(err)
 	}
@@ -221,7 +222,7 @@ func (tr *testRole) do(q req) (*http.Response, []byte) {
 // put stores body with POST /o and a write token, returning the id.
 func (tr *testRole) put(body []byte, ctype string) string {
 	tr.t.Helper()
-	q := req{method: http.MethodPost, path: "/o", body: bytes.NewReader(body), token: tr.token(scopeWrite)}
+	q := req{method: http.MethodPost, path: "/o", body: bytes.NewReader(body), token: tr.token(storageapi.ScopeWrite)}
 	if ctype != "" {
 		q.header = []string{"Content-Type", ctype}
 	}

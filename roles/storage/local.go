@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/store"
 )
 
@@ -32,7 +33,7 @@ type LocalClient struct {
 	r *Role
 }
 
-var _ Client = (*LocalClient)(nil)
+var _ storageapi.Client = (*LocalClient)(nil)
 
 // NewLocalClient returns a client of r. It may be built before r starts but
 // must be used only between r's Start and Stop.
@@ -42,7 +43,7 @@ func NewLocalClient(r *Role) *LocalClient { return &LocalClient{r: r} }
 // the Content-Length (-1 unknown), contentType the Content-Type header.
 // A body that fails to read, or ctx ending, aborts the write (nothing is
 // stored) and returns that error.
-func (l *LocalClient) Put(ctx context.Context, body io.Reader, size int64, want *store.ID, contentType string) (PutResult, error) {
+func (l *LocalClient) Put(ctx context.Context, body io.Reader, size int64, want *store.ID, contentType string) (storageapi.PutResult, error) {
 	h := http.Header{}
 	if contentType != "" {
 		h.Set("Content-Type", contentType)
@@ -51,14 +52,14 @@ func (l *LocalClient) Put(ctx context.Context, body io.Reader, size int64, want 
 	if want != nil {
 		w.endpoint = endpointPut
 	}
-	var out PutResult
+	var out storageapi.PutResult
 	err := l.r.putObject(ctx, w, func(info store.Info, created bool) error {
-		out = PutResult{CID: info.ID.String(), Size: info.Size, Created: created}
+		out = storageapi.PutResult{CID: info.ID.String(), Size: info.Size, Created: created}
 		return nil
 	})
 	var ab *errAborted
 	if errors.As(err, &ab) {
-		return PutResult{}, ab.err
+		return storageapi.PutResult{}, ab.err
 	}
 	return out, err
 }
@@ -67,26 +68,26 @@ func (l *LocalClient) Put(ctx context.Context, body io.Reader, size int64, want 
 // Get returns (500 corrupt), every later chunk before its bytes are read;
 // a corrupt chunk fails Read with 500 corrupt. The caller must Close the
 // body: it holds a GET pool slot until then.
-func (l *LocalClient) Get(ctx context.Context, id store.ID) (io.ReadCloser, ObjectInfo, error) {
+func (l *LocalClient) Get(ctx context.Context, id store.ID) (io.ReadCloser, storageapi.ObjectInfo, error) {
 	obj, done, err := l.r.openObject(ctx, endpointObject, id)
 	if err != nil {
-		return nil, ObjectInfo{}, err
+		return nil, storageapi.ObjectInfo{}, err
 	}
 	cr := newChunkReader(obj, l.r.metrics.chunksVerified())
 	if err := cr.verifyFirst(0); err != nil {
 		cr.release()
 		done()
-		return nil, ObjectInfo{}, err
+		return nil, storageapi.ObjectInfo{}, err
 	}
 	info := obj.Info()
 	return &objectReader{ctx: ctx, cr: cr, end: info.Size, done: done}, objectInfo(info), nil
 }
 
 // Stat implements Client like HEAD /o/{b3} (no verification).
-func (l *LocalClient) Stat(ctx context.Context, id store.ID) (ObjectInfo, error) {
+func (l *LocalClient) Stat(ctx context.Context, id store.ID) (storageapi.ObjectInfo, error) {
 	obj, done, err := l.r.openObject(ctx, endpointObject, id)
 	if err != nil {
-		return ObjectInfo{}, err
+		return storageapi.ObjectInfo{}, err
 	}
 	defer done()
 	return objectInfo(obj.Info()), nil
@@ -105,8 +106,8 @@ func (l *LocalClient) Outboard(ctx context.Context, id store.ID) ([]byte, error)
 }
 
 // objectInfo is what a HEAD's headers say about an object.
-func objectInfo(info store.Info) ObjectInfo {
-	return ObjectInfo{ID: info.ID, Size: info.Size, ContentType: contentType(info)}
+func objectInfo(info store.Info) storageapi.ObjectInfo {
+	return storageapi.ObjectInfo{ID: info.ID, Size: info.Size, ContentType: contentType(info)}
 }
 
 // objectReader reads bytes [off, end) of an object (the whole object for

@@ -5,10 +5,11 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime"
 )
 
-const roleName = "storage"
+const roleName = storageapi.RoleName
 
 // roleMetrics holds the storage role's own metrics (docs/storage.md §8).
 type roleMetrics struct {

@@ -7,11 +7,12 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/store"
 )
 
 func (r *Role) handleDelete(c echo.Context) error {
-	if err := r.authorize(c, scopeAdmin); err != nil {
+	if err := r.authorize(c, storageapi.ScopeAdmin); err != nil {
 		return err
 	}
 	id, err := parseID(c)
@@ -66,7 +67,7 @@ func ParseInventoryQuery(after, limit string) (InventoryQuery, error) {
 }
 
 func (r *Role) handleInventory(c echo.Context) error {
-	if err := r.authorize(c, scopeInventory); err != nil {
+	if err := r.authorize(c, storageapi.ScopeInventory); err != nil {
 		return err
 	}
 	q, err := ParseInventoryQuery(c.QueryParam("after"), c.QueryParam("limit"))
@@ -117,7 +118,7 @@ func ParseHasRequest(body []byte) ([]store.ID, error) {
 }
 
 func (r *Role) handleHas(c echo.Context) error {
-	if err := r.authorize(c, scopeInventory); err != nil {
+	if err := r.authorize(c, storageapi.ScopeInventory); err != nil {
 		return err
 	}
 	body, err := httpx.ReadBody(c.Request())

@@ -15,6 +15,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/content"
 	"github.com/ronhq/ron/httpx/ranges"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/store"
 )
 
@@ -26,7 +27,7 @@ func (r *Role) readAuth(c echo.Context) error {
 	if r.cfg.Load().PublicReads {
 		return nil
 	}
-	return r.authorize(c, scopeRead)
+	return r.authorize(c, storageapi.ScopeRead)
 }
 
 func (r *Role) handleGet(c echo.Context) error {

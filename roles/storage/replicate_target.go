@@ -8,6 +8,7 @@ import (
 
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/storage/peer"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 )
 
 // replicaWrite reports whether a write's X-Ron-Replica: 1 is honoured
@@ -21,6 +22,6 @@ func (r *Role) replicaWrite(c echo.Context) bool {
 	if r.opt.Cluster == nil || strings.TrimSpace(req.Header.Get(peer.HeaderReplica)) != "1" {
 		return false
 	}
-	_, err := auth.Check(r.opt.Keys, req, scopeReplicate, time.Now())
+	_, err := auth.Check(r.opt.Keys, req, storageapi.ScopeReplicate, time.Now())
 	return err == nil
 }

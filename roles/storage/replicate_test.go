@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/cluster/placement"
 	"github.com/ronhq/ron/store"
@@ -143,7 +144,7 @@ func TestReplicatedWrite(t *testing.T) {
 			if c.prepare != nil {
 				c.prepare(tc, order)
 			}
-			resp, body := tc.write(objectBody, c.put, tc.self.token(scopeWrite), "Content-Type", "text/plain")
+			resp, body := tc.write(objectBody, c.put, tc.self.token(storageapi.ScopeWrite), "Content-Type", "text/plain")
 			checkWrite(t, tc, resp, body, c.status, c.copies)
 			checkHolders(t, tc, id, c.holders)
 			for rank, want := range c.puts {
@@ -209,8 +210,8 @@ func TestReplicaHeader(t *testing.T) {
 		copies int
 		others int // other members holding the object afterwards
 	}{
-		{"write scope only", tc.self.token(scopeWrite), 2, 1},
-		{"storage admin", tc.self.token(scopeAdmin), 2, 1},
+		{"write scope only", tc.self.token(storageapi.ScopeWrite), 2, 1},
+		{"storage admin", tc.self.token(storageapi.ScopeAdmin), 2, 1},
 		{"node token", node, 1, 0},
 		{"admin", tc.self.token("admin"), 1, 0},
 	}
@@ -258,7 +259,7 @@ func TestReplicaWriteNoCascade(t *testing.T) {
 	tc := startCluster(t, 3, 2)
 	id := store.Sum(objectBody)
 	order := tc.order(id)
-	resp, body := tc.write(objectBody, false, tc.self.token(scopeWrite))
+	resp, body := tc.write(objectBody, false, tc.self.token(storageapi.ScopeWrite))
 	checkWrite(t, tc, resp, body, http.StatusCreated, 2)
 	target := tc.slots[order[0]]
 	if got := target.role.metric(series("storage_replica_copies_total", "result", copyOK)); got != 0 {
@@ -281,7 +282,7 @@ func TestCorruptLocalCopy(t *testing.T) {
 	id := store.Sum(objectBody)
 	seed(t, tc.self.Role, objectBody)
 	flipByte(t, tc.self, id, store.ChunkSize+5) // the second chunk: detected mid-copy
-	resp, body := tc.write(objectBody, true, tc.self.token(scopeWrite))
+	resp, body := tc.write(objectBody, true, tc.self.token(storageapi.ScopeWrite))
 	wantError(t, resp, body, http.StatusInternalServerError, httpx.CodeCorrupt)
 	if engineHolds(t, tc.self.Role, id) {
 		t.Fatal("corrupt copy still served")

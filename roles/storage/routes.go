@@ -13,17 +13,6 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// Scopes the storage role checks (docs/architecture.md §6).
-const (
-	scopeRead      = "storage:read"
-	scopeWrite     = "storage:write"
-	scopeAdmin     = "storage:admin"
-	scopeInventory = "storage:read_inventory"
-	// scopeReplicate is node-only: X-Ron-Replica is honoured only with it or
-	// admin (docs/cluster.md §2).
-	scopeReplicate = "storage:replicate"
-)
-
 // routes mounts every storage endpoint of docs/storage.md §2.
 func (r *Role) routes(e *echo.Echo) {
 	e.POST("/o", r.handlePost)

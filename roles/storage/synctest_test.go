@@ -17,6 +17,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
 )
@@ -83,7 +84,7 @@ func TestStalledUploadHandler(t *testing.T) {
 		defer srv.Close()
 		defer cli.Close()
 		go func() { _, _ = cli.Write([]byte("partial")) }()
-		tok, _, _ := keys.Mint(auth.MintOptions{Scopes: []string{scopeWrite}, TTL: time.Hour})
+		tok, _, _ := keys.Mint(auth.MintOptions{Scopes: []string{storageapi.ScopeWrite}, TTL: time.Hour})
 		hr := httptest.NewRequest("POST", "/o", srv)
 		hr.ContentLength = 100
 		hr.Header.Set("Authorization", "Bearer "+tok)

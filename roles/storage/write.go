@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/store"
 )
 
@@ -25,14 +26,14 @@ type putReply struct {
 }
 
 func (r *Role) handlePost(c echo.Context) error {
-	if err := r.authorize(c, scopeWrite); err != nil {
+	if err := r.authorize(c, storageapi.ScopeWrite); err != nil {
 		return err
 	}
 	return r.write(c, nil)
 }
 
 func (r *Role) handlePut(c echo.Context) error {
-	if err := r.authorize(c, scopeWrite); err != nil {
+	if err := r.authorize(c, storageapi.ScopeWrite); err != nil {
 		return err
 	}
 	id, err := parseID(c)

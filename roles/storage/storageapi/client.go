@@ -1,4 +1,9 @@
-package storage
+// Package storageapi is the storage role's contract (docs/storage.md §2):
+// the Client interface other roles and the CLI use, its HTTP
+// implementation, the wire types of its answers and the scopes the role
+// checks. It imports only httpx, store and runtime; any package may import
+// it, and no package outside roles/storage imports anything else of storage.
+package storageapi
 
 import (
 	"context"
@@ -11,6 +16,21 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/store"
+)
+
+// RoleName is the storage role's name: in config (roles = […]), metrics,
+// cluster metadata and logs.
+const RoleName = "storage"
+
+// Scopes the storage role checks (docs/architecture.md §6).
+const (
+	ScopeRead      = "storage:read"
+	ScopeWrite     = "storage:write"
+	ScopeAdmin     = "storage:admin"
+	ScopeInventory = "storage:read_inventory"
+	// ScopeReplicate is node-only: X-Ron-Replica is honoured only with it or
+	// admin (docs/cluster.md §2).
+	ScopeReplicate = "storage:replicate"
 )
 
 // PutResult is a write's answer.
@@ -29,7 +49,7 @@ type ObjectInfo struct {
 
 // Client talks to a storage role. Other roles and the CLI depend on this
 // interface; HTTPClient is its HTTP implementation and LocalClient the
-// in-process one. Both behave alike: failures are *httpx.Error values with
+// in-process one (roles/storage.LocalClient). Both behave alike: failures are *httpx.Error values with
 // the status, code and details of docs/storage.md (e.g. 404 not_found with
 // details.reason "quarantined", 409 hash_mismatch, 413, 429, 503, 507).
 type Client interface {
@@ -60,9 +80,24 @@ var _ Client = (*HTTPClient)(nil)
 func NewHTTPClient(baseURL string, token func(context.Context) (string, error), opt client.Options) *HTTPClient {
 	opt.BaseURL, opt.Token = baseURL, token
 	if opt.Role == "" {
-		opt.Role = roleName
+		opt.Role = RoleName
 	}
 	return &HTTPClient{c: client.New(opt)}
+}
+
+// Close releases idle connections.
+func (h *HTTPClient) Close() { h.c.Close() }
+
+// GetFrom starts GET /o/{b3} at byte off: the whole object when off is 0,
+// else a Range request from off to the end. Only a 2xx status is checked:
+// the caller checks the status and Content-Range it needs and verifies the
+// body against the id.
+func (h *HTTPClient) GetFrom(ctx context.Context, id store.ID, off int64) (*http.Response, error) {
+	req := &client.Request{Path: "/o/" + id.String(), Op: "get", Header: http.Header{}}
+	if off > 0 {
+		req.Header.Set("Range", "bytes="+strconv.FormatInt(off, 10)+"-")
+	}
+	return h.c.Do(ctx, req)
 }
 
 // Put implements Client with POST /o, or PUT /o/{b3} when want is set.
