@@ -4,11 +4,12 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/edge/edgeapi"
 	"github.com/ronhq/ron/runtime/config"
 )
 
 // roleName is the edge's name in the role table, logs and metric labels.
-const roleName = "edge"
+const roleName = edgeapi.RoleName
 
 // Config is the [edge] section (docs/edge.md §10). Every key but listen,
 // storage_url, index_url, fill_workers and fill_queue_cap can change live

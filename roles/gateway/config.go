@@ -8,11 +8,12 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/netcfg"
+	"github.com/ronhq/ron/roles/gateway/gatewayapi"
 	"github.com/ronhq/ron/runtime/config"
 )
 
 // roleName is the gateway's name in the role table, logs and metric labels.
-const roleName = "gateway"
+const roleName = gatewayapi.RoleName
 
 // Config is the [gateway] section (docs/gateway.md §9). Every key but listen
 // and the four upstream URLs can change live (Role.Apply).

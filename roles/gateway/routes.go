@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/edge/edgeapi"
 )
 
 var (
@@ -38,8 +39,8 @@ func (r *Role) routes() []route {
 	}
 	if r.ups.has("edge") {
 		rs = append(rs,
-			route{methods: readMethods, path: "/edge", scope: "edge:read", serve: r.serveEdge},
-			route{methods: readMethods, path: "/edge/*", scope: "edge:read", serve: r.serveEdge})
+			route{methods: readMethods, path: "/edge", scope: edgeapi.ScopeRead, serve: r.serveEdge},
+			route{methods: readMethods, path: "/edge/*", scope: edgeapi.ScopeRead, serve: r.serveEdge})
 	}
 	return rs
 }

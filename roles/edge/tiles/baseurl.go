@@ -7,18 +7,14 @@ import (
 	"strings"
 
 	"github.com/ronhq/ron/httpx"
-)
-
-// Forwarded headers honoured from trusted peers (docs/edge.md §6.4).
-const (
-	headerFwdProto  = "X-Forwarded-Proto"
-	headerFwdHost   = "X-Forwarded-Host"
-	headerFwdPrefix = "X-Forwarded-Prefix"
+	"github.com/ronhq/ron/roles/gateway/gatewayapi"
 )
 
 // varyForwarded is the Vary of a TileJSON answer built from the request's
-// headers (no public_url).
-const varyForwarded = "X-Forwarded-Host, X-Forwarded-Proto, X-Forwarded-Prefix"
+// headers (no public_url): the forwarded headers honoured from trusted peers
+// (docs/edge.md §6.4).
+const varyForwarded = gatewayapi.HeaderForwardedHost + ", " + gatewayapi.HeaderForwardedProto + ", " +
+	gatewayapi.HeaderForwardedPfx
 
 var (
 	// fwdHostRE is host[:port] within [A-Za-z0-9.:[]-]: a name or IPv4
@@ -45,17 +41,17 @@ func baseURL(r *http.Request, s Settings) (string, error) {
 		scheme = "https"
 	}
 	if trustedPeer(r.RemoteAddr, s.TrustedProxies) {
-		if p := strings.ToLower(strings.TrimSpace(r.Header.Get(headerFwdProto))); p == "http" || p == "https" {
+		if p := strings.ToLower(strings.TrimSpace(r.Header.Get(gatewayapi.HeaderForwardedProto))); p == "http" || p == "https" {
 			scheme = p
 		}
-		fh, err := forwarded(r.Header, headerFwdHost, fwdHostRE)
+		fh, err := forwarded(r.Header, gatewayapi.HeaderForwardedHost, fwdHostRE)
 		if err != nil {
 			return "", err
 		}
 		if fh != "" {
 			host = fh
 		}
-		if prefix, err = forwarded(r.Header, headerFwdPrefix, fwdPrefixRE); err != nil {
+		if prefix, err = forwarded(r.Header, gatewayapi.HeaderForwardedPfx, fwdPrefixRE); err != nil {
 			return "", err
 		}
 	}

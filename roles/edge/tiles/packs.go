@@ -11,6 +11,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/ranges"
+	"github.com/ronhq/ron/roles/edge/edgeapi"
 	"github.com/ronhq/ron/roles/edge/packs"
 )
 
@@ -48,20 +49,6 @@ func (t *Tiles) serveArchive(c echo.Context, name string) error {
 	return err
 }
 
-// packEntry is one element of the /packs listing (docs/edge.md §4.6), fields in the
-// spec's order. Archive is null for MBTiles packs.
-type packEntry struct {
-	Name     string  `json:"name"`
-	Kind     string  `json:"kind"`
-	Bytes    int64   `json:"bytes"`
-	ETag     string  `json:"etag"`
-	TileType string  `json:"tile_type"`
-	MinZoom  int     `json:"minzoom"`
-	MaxZoom  int     `json:"maxzoom"`
-	TileJSON string  `json:"tilejson"`
-	Archive  *string `json:"archive"`
-}
-
 // serveListing answers GET|HEAD /packs: the mounted packs sorted by name,
 // with a strong ETag "pl-<first 32 hex of BLAKE3(body)>" and no
 // Last-Modified.
@@ -79,13 +66,11 @@ func (t *Tiles) serveListing(c echo.Context) error {
 // Listing renders {"packs":[…]} for ps sorted by name, ending in a
 // newline. etag is the pack's ETag as sent in headers, quotes included.
 func Listing(ps []*packs.Pack) ([]byte, error) {
-	out := struct {
-		Packs []packEntry `json:"packs"`
-	}{Packs: make([]packEntry, 0, len(ps))}
+	out := edgeapi.PackList{Packs: make([]edgeapi.Pack, 0, len(ps))}
 	ps = slices.Clone(ps)
 	slices.SortFunc(ps, func(a, b *packs.Pack) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, p := range ps {
-		e := packEntry{Name: p.Name(), Kind: string(p.Kind()), Bytes: p.Size(), ETag: packETag(p.ID()),
+		e := edgeapi.Pack{Name: p.Name(), Kind: string(p.Kind()), Bytes: p.Size(), ETag: packETag(p.ID()),
 			TileType: p.TileType().String(), MinZoom: p.MinZoom(), MaxZoom: p.MaxZoom(),
 			TileJSON: "/tiles/" + p.Name() + ".json"}
 		if p.Kind() == packs.KindPMTiles {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/ronhq/ron/roles/gateway/gatewayapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store/verified"
 )
@@ -37,7 +38,7 @@ const (
 const maxTracked = 1024
 
 // roleName is the role label of the metrics.
-const roleName = "gateway"
+const roleName = gatewayapi.RoleName
 
 // Options configure a Fetcher. Zero fields take the defaults.
 type Options struct {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/gateway/gatewayapi"
 )
 
 // outcome is one attempt's result and whether a retry may help.
@@ -70,7 +71,7 @@ func (l *Link) request(actx context.Context, c *Call, tmpl *http.Request, remain
 		rctx = auth.WithClaims(actx, l.principal)
 	}
 	req := tmpl.Clone(rctx)
-	req.Header.Set(HeaderRequestTimeout, requestTimeout(remaining))
+	req.Header.Set(gatewayapi.HeaderRequestTimeout, requestTimeout(remaining))
 	if c.Body == nil || c.Body == http.NoBody {
 		return req, nil
 	}

@@ -7,16 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// Link header names (docs/gateway.md §2).
-const (
-	HeaderTenant         = "X-Ron-Tenant"
-	HeaderForwardedFor   = "X-Forwarded-For"
-	HeaderForwardedProto = "X-Forwarded-Proto"
-	HeaderForwardedHost  = "X-Forwarded-Host"
-	HeaderForwardedPfx   = "X-Forwarded-Prefix"
-	HeaderRequestTimeout = "Request-Timeout"
+	"github.com/ronhq/ron/roles/gateway/gatewayapi"
 )
 
 // template builds the request every attempt clones: URL, method and the
@@ -60,8 +52,8 @@ func (l *Link) target(c *Call) (*url.URL, error) {
 // links, the link token.
 func (l *Link) linkHeader(ctx context.Context, c *Call, timeout string) (http.Header, error) {
 	link := [...][2]string{
-		{HeaderTenant, c.Tenant}, {HeaderForwardedFor, c.ClientIP}, {HeaderForwardedProto, c.Proto},
-		{HeaderForwardedHost, c.Host}, {HeaderForwardedPfx, c.Prefix}, {HeaderRequestTimeout, timeout},
+		{gatewayapi.HeaderTenant, c.Tenant}, {gatewayapi.HeaderForwardedFor, c.ClientIP}, {gatewayapi.HeaderForwardedProto, c.Proto},
+		{gatewayapi.HeaderForwardedHost, c.Host}, {gatewayapi.HeaderForwardedPfx, c.Prefix}, {gatewayapi.HeaderRequestTimeout, timeout},
 	}
 	set := 0
 	for _, kv := range link {
@@ -109,8 +101,8 @@ func copyHeader(src http.Header, extra, fields int) (http.Header, []string) {
 // linkKey reports whether a (canonical) key is one the Link sets or drops.
 func linkKey(k string) bool {
 	switch k {
-	case HeaderTenant, HeaderForwardedFor, HeaderForwardedProto, HeaderForwardedHost, HeaderForwardedPfx,
-		HeaderRequestTimeout, "Authorization":
+	case gatewayapi.HeaderTenant, gatewayapi.HeaderForwardedFor, gatewayapi.HeaderForwardedProto, gatewayapi.HeaderForwardedHost, gatewayapi.HeaderForwardedPfx,
+		gatewayapi.HeaderRequestTimeout, "Authorization":
 		return true
 	}
 	return false
