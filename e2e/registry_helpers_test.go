@@ -25,8 +25,8 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
-	"github.com/ronhq/ron/roles/registry/api"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
 // Limits of the registry tests (docs/registry.md §2, §6, §10). They bound
@@ -40,7 +40,7 @@ const (
 	// regStreamLimit bounds an SSE consumer seeing a version, or its
 	// stream ending once the node is killed.
 	regStreamLimit = 10 * time.Second
-	// regWatchLimit bounds api.HTTPClient.Watch catching up after a
+	// regWatchLimit bounds registryapi.HTTPClient.Watch catching up after a
 	// restart: its reconnect backoff grows to 5 s (docs/registry.md §9).
 	regWatchLimit = 20 * time.Second
 	// regCommitLimit bounds a sequential writer's run of commits.
@@ -166,9 +166,9 @@ func registryInit(t testing.TB, dataDir, trustRoots string) (genesisB3, verifier
 // regClient is the tests' registry client: one attempt per call (the
 // callers retry, so they know which calls were in flight) and a breaker
 // that never opens, so a restarted node is used at once.
-func regClient(n *node, tok string) *api.HTTPClient {
+func regClient(n *node, tok string) *registryapi.HTTPClient {
 	never := func(client.Counts) bool { return false }
-	return api.NewHTTPClient("http://"+n.registry, func(context.Context) (string, error) { return tok, nil },
+	return registryapi.NewHTTPClient("http://"+n.registry, func(context.Context) (string, error) { return tok, nil },
 		client.Options{Role: "e2e", Retries: -1, Breaker: client.BreakerOptions{Trip: never}})
 }
 
@@ -176,7 +176,7 @@ func regClient(n *node, tok string) *api.HTTPClient {
 func (n *node) regBaseURL() string { return "http://" + n.registry }
 
 // regGet fetches one version's artifact (failing the test on any error).
-func regGet(t testing.TB, c api.Client, v uint64) descriptor.Artifact {
+func regGet(t testing.TB, c registryapi.Client, v uint64) descriptor.Artifact {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), cliLimit)
 	defer cancel()
@@ -188,7 +188,7 @@ func regGet(t testing.TB, c api.Client, v uint64) descriptor.Artifact {
 }
 
 // regHead fetches HEAD (failing the test on any error).
-func regHead(t testing.TB, c api.Client) api.Head {
+func regHead(t testing.TB, c registryapi.Client) registryapi.Head {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), cliLimit)
 	defer cancel()
@@ -201,7 +201,7 @@ func regHead(t testing.TB, c api.Client) api.Head {
 
 // baseItems are the items of version 0's payload (signers and quorum),
 // which every set the tests propose carries on.
-func baseItems(t testing.TB, c api.Client) []json.RawMessage {
+func baseItems(t testing.TB, c registryapi.Client) []json.RawMessage {
 	t.Helper()
 	var p struct {
 		Items []json.RawMessage `json:"items"`
@@ -213,8 +213,8 @@ func baseItems(t testing.TB, c api.Client) []json.RawMessage {
 }
 
 // regStatus reads GET /registry/status.
-func regStatus(n *node) (api.Status, error) {
-	var st api.Status
+func regStatus(n *node) (registryapi.Status, error) {
+	var st registryapi.Status
 	resp, err := httpClient.Get(n.regBaseURL() + "/registry/status")
 	if err != nil {
 		return st, err
@@ -227,9 +227,9 @@ func regStatus(n *node) (api.Status, error) {
 }
 
 // waitWriteReady polls /registry/status until the registry takes writes.
-func waitWriteReady(t testing.TB, n *node) api.Status {
+func waitWriteReady(t testing.TB, n *node) registryapi.Status {
 	t.Helper()
-	var st api.Status
+	var st registryapi.Status
 	var last error
 	ok := pollUntil(regWriteReadyLimit, func() bool {
 		st, last = regStatus(n)
@@ -336,7 +336,7 @@ func pause(ctx context.Context, d time.Duration) bool {
 // items plus one service item naming the writer and its round, so every
 // proposal differs. The hash is computed here (zeebo/blake3 over
 // gowebpki/jcs), independently of the product's.
-func nextPayload(name string, seq int, nonce uint32, items []json.RawMessage, head api.Head) (regProposal, []byte, error) {
+func nextPayload(name string, seq int, nonce uint32, items []json.RawMessage, head registryapi.Head) (regProposal, []byte, error) {
 	svc, err := json.Marshal(map[string]any{"kind": "service", "id": name, "seq": seq, "nonce": nonce})
 	if err != nil {
 		return regProposal{}, nil, err
@@ -372,7 +372,7 @@ func newRand(seed uint64, i int) *rand.Rand {
 // own goroutine; its fields are read only after run returns.
 type regWriter struct {
 	name  string
-	c     api.Client
+	c     registryapi.Client
 	items []json.RawMessage // the signer and quorum items every set carries
 	keys  []regKey
 	need  int // approvals per proposal (the quorum's m)
@@ -389,7 +389,7 @@ type regWriter struct {
 	retries  map[string]int         // transient answers retried, by code
 }
 
-func newRegWriter(name string, c api.Client, items []json.RawMessage, keys []regKey, need int, rng *rand.Rand) *regWriter {
+func newRegWriter(name string, c registryapi.Client, items []json.RawMessage, keys []regKey, need int, rng *rand.Rand) *regWriter {
 	return &regWriter{name: name, c: c, items: items, keys: keys, need: need, rng: rng,
 		sent: map[string]regProposal{}, refused: map[string]bool{}, retries: map[string]int{}}
 }
@@ -427,7 +427,7 @@ func (w *regWriter) commitN(ctx context.Context, n int) error {
 // reports whether the commit was acknowledged; losing a race for the
 // version (409 chain_mismatch) ends the round without error.
 func (w *regWriter) round(ctx context.Context) (bool, error) {
-	var head api.Head
+	var head registryapi.Head
 	if err := w.retry(ctx, func() (err error) { head, err = w.c.Head(ctx); return err }); err != nil {
 		return false, fmt.Errorf("%s: GET /registry/head: %w", w.name, err)
 	}
@@ -462,7 +462,7 @@ func (w *regWriter) retry(ctx context.Context, fn func() error) error {
 // propose posts p; false when HEAD moved on (409 chain_mismatch).
 func (w *regWriter) propose(ctx context.Context, p regProposal, payload []byte) (bool, error) {
 	req := descriptor.ProposeRequest{SchemaVersion: "1.0.0", Payload: payload, PayloadB3: p.b3}
-	var got api.Proposed
+	var got registryapi.Proposed
 	err := w.retry(ctx, func() (err error) { got, err = w.c.Propose(ctx, req); return err })
 	switch {
 	case err == nil && (got.ProposalID != p.id || got.PayloadB3 != p.b3):
@@ -478,7 +478,7 @@ func (w *regWriter) propose(ctx context.Context, p regProposal, payload []byte) 
 // approve posts w.need approvals by randomly chosen keys; false when the
 // proposal went stale. A 409 duplicate_approval is a retry that landed.
 func (w *regWriter) approve(ctx context.Context, p regProposal) (bool, error) {
-	var res api.ApprovalResult
+	var res registryapi.ApprovalResult
 	for i, k := range w.rng.Perm(len(w.keys))[:w.need] {
 		ap := descriptor.Sign(w.keys[k].priv, w.keys[k].id, p.b3, time.Now())
 		err := w.retry(ctx, func() (err error) { res, err = w.c.Approve(ctx, p.id, ap); return err })
@@ -500,7 +500,7 @@ func (w *regWriter) approve(ctx context.Context, p regProposal) (bool, error) {
 func (w *regWriter) commit(ctx context.Context, p regProposal) (bool, error) {
 	w.sent[p.b3] = p
 	w.inflight = &p
-	var got api.Committed
+	var got registryapi.Committed
 	err := w.retry(ctx, func() (err error) { got, err = w.c.Commit(ctx, p.id); return err })
 	switch {
 	case err == nil && (got.Version != p.version || got.PayloadB3 != p.b3):
@@ -520,7 +520,7 @@ func (w *regWriter) commit(ctx context.Context, p regProposal) (bool, error) {
 // sseEvent is one registry.update event as the stream sent it.
 type sseEvent struct {
 	id     string
-	update api.Update
+	update registryapi.Update
 }
 
 // sseConsumer reads one GET /registry/stream connection. Its goroutine
@@ -610,7 +610,7 @@ func (s *sseConsumer) read(body io.ReadCloser, sc *bufio.Scanner) {
 
 // frame records one complete event.
 func (s *sseConsumer) frame(id, event, data string) {
-	var u api.Update
+	var u registryapi.Update
 	err := json.Unmarshal([]byte(data), &u)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -671,7 +671,7 @@ func versionsOf(ev []sseEvent) []uint64 {
 
 // checkStream checks that events are exactly versions from..to in order,
 // each matching GET /registry/{v} (payload_b3, committed_at).
-func checkStream(t *testing.T, c api.Client, what string, events []sseEvent, from, to uint64) {
+func checkStream(t *testing.T, c registryapi.Client, what string, events []sseEvent, from, to uint64) {
 	t.Helper()
 	if uint64(len(events)) != to-from+1 {
 		t.Errorf("%s: versions %v, want %d..%d without a gap", what, versionsOf(events), from, to)

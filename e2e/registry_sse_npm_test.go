@@ -23,8 +23,8 @@ import (
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/internal/tooltest"
 	"github.com/ronhq/ron/roles/registry"
-	"github.com/ronhq/ron/roles/registry/api"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
 // Limits of the npm EventSource test. They bound polls and waits; a healthy
@@ -128,7 +128,7 @@ func npmWaitWriteReady(t *testing.T, n *node) {
 	t.Helper()
 	var last string
 	ok := pollUntil(npmWriteReadyLimit, func() bool {
-		var st api.Status
+		var st registryapi.Status
 		r, err := httpClient.Get("http://" + n.registry + "/registry/status")
 		if err != nil {
 			last = err.Error()
@@ -275,7 +275,7 @@ func (s *npmSSE) waitVersion(t *testing.T, v uint64) {
 // npmWriter commits versions with the dev signer: propose the set after
 // HEAD (genesis's items plus one service item), approve, commit.
 type npmWriter struct {
-	c     *api.HTTPClient
+	c     *registryapi.HTTPClient
 	id    string
 	key   ed25519.PrivateKey
 	items []json.RawMessage
@@ -289,7 +289,7 @@ func newNpmWriter(t *testing.T, n *node) *npmWriter {
 	t.Helper()
 	tok := n.token("registry:propose,registry:approve,registry:commit")
 	never := func(client.Counts) bool { return false }
-	w := &npmWriter{c: api.NewHTTPClient("http://"+n.registry, func(context.Context) (string, error) { return tok, nil },
+	w := &npmWriter{c: registryapi.NewHTTPClient("http://"+n.registry, func(context.Context) (string, error) { return tok, nil },
 		client.Options{Role: "e2e", Retries: -1, Breaker: client.BreakerOptions{Trip: never}})}
 	t.Cleanup(w.c.Close)
 	w.id, w.key = npmDevSigner(t, n)
@@ -342,21 +342,21 @@ func (w *npmWriter) get(t *testing.T, v uint64) descriptor.Artifact {
 }
 
 // commitNext proposes, approves and commits the set following HEAD.
-func (w *npmWriter) commitNext(ctx context.Context) (api.Committed, error) {
+func (w *npmWriter) commitNext(ctx context.Context) (registryapi.Committed, error) {
 	head, err := w.c.Head(ctx)
 	if err != nil {
-		return api.Committed{}, err
+		return registryapi.Committed{}, err
 	}
 	payload, b3, err := w.nextPayload(head)
 	if err != nil {
-		return api.Committed{}, err
+		return registryapi.Committed{}, err
 	}
 	p, err := w.c.Propose(ctx, descriptor.ProposeRequest{SchemaVersion: "1.0.0", Payload: payload, PayloadB3: b3})
 	if err != nil {
-		return api.Committed{}, fmt.Errorf("propose version %d: %w", head.Version+1, err)
+		return registryapi.Committed{}, fmt.Errorf("propose version %d: %w", head.Version+1, err)
 	}
 	if _, err := w.c.Approve(ctx, p.ProposalID, descriptor.Sign(w.key, w.id, b3, time.Now())); err != nil {
-		return api.Committed{}, fmt.Errorf("approve %s: %w", p.ProposalID, err)
+		return registryapi.Committed{}, fmt.Errorf("approve %s: %w", p.ProposalID, err)
 	}
 	c, err := w.c.Commit(ctx, p.ProposalID)
 	if err == nil && (c.Version != head.Version+1 || c.PayloadB3 != b3) {
@@ -366,7 +366,7 @@ func (w *npmWriter) commitNext(ctx context.Context) (api.Committed, error) {
 }
 
 // nextPayload is the canonical set following head and its payload_b3.
-func (w *npmWriter) nextPayload(head api.Head) ([]byte, string, error) {
+func (w *npmWriter) nextPayload(head registryapi.Head) ([]byte, string, error) {
 	seq := w.seq.Add(1)
 	svc, err := json.Marshal(map[string]any{"kind": "service", "id": "npm-sse", "seq": seq})
 	if err != nil {
@@ -389,13 +389,13 @@ func (w *npmWriter) nextPayload(head api.Head) ([]byte, string, error) {
 // maxVersion) and kills n with SIGKILL as soon as the client has printed
 // version killAt, so the kill lands mid-stream and usually mid-commit. It
 // returns the commits acknowledged with 201 before the kill.
-func (w *npmWriter) commitUntilKilled(t *testing.T, n *node, es *npmSSE, killAt, maxVersion uint64) []api.Committed {
+func (w *npmWriter) commitUntilKilled(t *testing.T, n *node, es *npmSSE, killAt, maxVersion uint64) []registryapi.Committed {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), npmCommitLimit)
 	defer cancel()
 	var killed atomic.Bool
 	done := make(chan struct{})
-	var acks []api.Committed
+	var acks []registryapi.Committed
 	var loopErr error
 	go func() { // npm-writer: ends at maxVersion, on the first error, or at ctx's end
 		defer close(done)
@@ -437,7 +437,7 @@ func npmClosed(ch <-chan struct{}) bool {
 
 // checkAcked wants every commit acknowledged before the kill present after
 // the restart with the same payload_b3.
-func (w *npmWriter) checkAcked(t *testing.T, acked []api.Committed) {
+func (w *npmWriter) checkAcked(t *testing.T, acked []registryapi.Committed) {
 	t.Helper()
 	for _, a := range acked {
 		if got := w.get(t, a.Version).PayloadB3; got != a.PayloadB3 {

@@ -20,8 +20,8 @@ import (
 	"github.com/gowebpki/jcs"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/registry/api"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
 // Shape of TestRegistryKill9 (docs/registry.md §10): kill -9 at 20 random
@@ -78,7 +78,7 @@ func TestRegistryKill9(t *testing.T) {
 type killWorld struct {
 	t       *testing.T
 	n       *node
-	c       *api.HTTPClient
+	c       *registryapi.HTTPClient
 	vkey    string // the log's note verifier key, from init
 	writers []*regWriter
 	killed  atomic.Bool
@@ -108,7 +108,7 @@ func newKillWorld(t *testing.T, seed uint64) *killWorld {
 	w := &killWorld{t: t, n: n, vkey: vkey, acked: map[uint64]regAck{}, trust: trust}
 	w.c = regClient(n, n.token(regScopes))
 	st := waitWriteReady(t, n)
-	if st.Head.Version != 0 || st.Head.PayloadB3 != genesisB3 || st.Quorum != (api.Quorum{M: 2, N: 3}) || st.DevSigner {
+	if st.Head.Version != 0 || st.Head.PayloadB3 != genesisB3 || st.Quorum != (registryapi.Quorum{M: 2, N: 3}) || st.DevSigner {
 		t.Fatalf("fresh registry: status %+v, want HEAD 0 = %s, quorum 2 of 3, no dev signer", st, genesisB3)
 	}
 	if key := do(t, http.MethodGet, n.regBaseURL()+"/registry/log/key", nil, nil); strings.TrimSpace(string(key.body)) != vkey {
@@ -245,7 +245,7 @@ func (w *killWorld) checkAcked(cycle int) {
 }
 
 // checkAck compares GET /registry/{v} with a 201 answer.
-func checkAck(ctx context.Context, c api.Client, a regAck) error {
+func checkAck(ctx context.Context, c registryapi.Client, a regAck) error {
 	art, _, err := c.Get(ctx, a.version)
 	switch {
 	case err != nil:
@@ -366,7 +366,7 @@ func (w *killWorld) initRefusedWhileRunning() {
 // replays the versions committed meanwhile, then goes live again. Together
 // the two connections see strictly increasing versions with no gap, each
 // matching GET /registry/{v}; a replay with ?since= carries the same events
-// (corr_id included); api.HTTPClient.Watch rides the restart on its own.
+// (corr_id included); registryapi.HTTPClient.Watch rides the restart on its own.
 func TestRegistryStreamAcrossRestart(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nodeOpts{ports: freePorts(t), args: []string{"--roles", "registry"}})
@@ -434,7 +434,7 @@ func checkReplay(t *testing.T, n *node, want []sseEvent, first, last uint64) {
 	}
 }
 
-// watchConsumer collects an api.Client Watch in its goroutine
+// watchConsumer collects a registryapi.Client Watch in its goroutine
 // (registry-e2e-watch), which ends when the watch's channel closes.
 type watchConsumer struct {
 	mu     sync.Mutex
@@ -444,7 +444,7 @@ type watchConsumer struct {
 }
 
 // startWatch watches c after version since.
-func startWatch(t *testing.T, c api.Client, since uint64) *watchConsumer {
+func startWatch(t *testing.T, c registryapi.Client, since uint64) *watchConsumer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ch, err := c.Watch(ctx, &since)
@@ -574,28 +574,28 @@ func (r *regCLI) artifact(v string) descriptor.Artifact {
 
 // cycle proposes setFile, approves it with the node's dev key, commits it
 // twice (the retry answers the same) and checks HEAD.
-func (r *regCLI) cycle(setFile string) api.Committed {
+func (r *regCLI) cycle(setFile string) registryapi.Committed {
 	r.t.Helper()
-	var p api.Proposed
+	var p registryapi.Proposed
 	r.must(&p, "propose", setFile)
 	if p.ProposalID != "p_"+strings.TrimPrefix(p.PayloadB3, "b3:")[:32] || p.ExpiresAt == "" {
 		r.t.Fatalf("propose printed %+v, want proposal_id p_ + 32 hex of payload_b3", p)
 	}
-	var a api.ApprovalResult
+	var a registryapi.ApprovalResult
 	r.must(&a, "approve", p.ProposalID)
-	if a.Status != "quorum_met" || a.Approvals != 1 || a.Quorum != (api.Quorum{M: 1, N: 1}) {
+	if a.Status != "quorum_met" || a.Approvals != 1 || a.Quorum != (registryapi.Quorum{M: 1, N: 1}) {
 		r.t.Errorf("approve printed %+v, want quorum_met with 1 of {1 1}", a)
 	}
 	if res := r.run("approve", p.ProposalID); res.code != 1 || !strings.HasPrefix(res.stderr, "error: duplicate_approval: ") {
 		r.t.Errorf("second approve: exit %d, stderr %q, want 1 and error: duplicate_approval", res.code, res.stderr)
 	}
-	var c, again api.Committed
+	var c, again registryapi.Committed
 	r.must(&c, "commit", p.ProposalID)
 	r.must(&again, "commit", p.ProposalID)
 	if c.PayloadB3 != p.PayloadB3 || (again.Version != c.Version || again.PayloadB3 != c.PayloadB3 || again.CommittedAt != c.CommittedAt) {
 		r.t.Errorf("commit printed %+v, then %+v; want the same 201 for %s", c, again, p.PayloadB3)
 	}
-	var h api.Head
+	var h registryapi.Head
 	r.must(&h, "head", "-o", "json")
 	if h.Version != c.Version || h.PayloadB3 != c.PayloadB3 || h.CommittedAt != c.CommittedAt {
 		r.t.Errorf("head printed %+v after commit %+v", h, c)
@@ -645,7 +645,7 @@ func writeJSON(t *testing.T, v any) string {
 
 // badInput: each bad command exits 1 with "error: <code>: …" (2 when the
 // server is unreachable), changing nothing.
-func (r *regCLI) badInput(items []map[string]any, committed api.Committed) {
+func (r *regCLI) badInput(items []map[string]any, committed registryapi.Committed) {
 	r.t.Helper()
 	badQuorum := slices.Clone(items)
 	for i, it := range badQuorum {
@@ -697,9 +697,9 @@ func (r *regCLI) server() string {
 }
 
 // headNow is `registry head`.
-func (r *regCLI) headNow() api.Head {
+func (r *regCLI) headNow() registryapi.Head {
 	r.t.Helper()
-	var h api.Head
+	var h registryapi.Head
 	r.must(&h, "head")
 	return h
 }

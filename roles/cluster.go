@@ -12,7 +12,7 @@ import (
 
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/registry"
-	"github.com/ronhq/ron/roles/registry/api"
+	"github.com/ronhq/ron/roles/registry/httpapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
 )
@@ -106,7 +106,7 @@ func (cn *clusterNode) run(n *Node, onFail func(error)) {
 			actx, cancel := context.WithCancel(ctx)
 			cn.stopAdmission = cancel
 			cn.wg.Go(func() { // cluster-admission: follows the co-located registry
-				cn.admission.run(actx, api.NewLocalClient(rg.API()), n.bus)
+				cn.admission.run(actx, httpapi.NewLocalClient(rg.API()), n.bus)
 			})
 		}
 	}

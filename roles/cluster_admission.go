@@ -9,8 +9,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/ronhq/ron/roles/registry/api"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/runtime"
 )
 
@@ -53,7 +53,7 @@ func (a *admission) admitted() (map[string]bool, bool) {
 // run follows the registry until ctx ends: HEAD at once and every 60 s
 // (1 s doubling after failures), and each RegistryUpdated event of the bus.
 // Failures keep the last set in force.
-func (a *admission) run(ctx context.Context, client api.Client, bus *runtime.Bus) {
+func (a *admission) run(ctx context.Context, client registryapi.Client, bus *runtime.Bus) {
 	sub := bus.Subscribe("node/registry_admission")
 	defer sub.Close()
 	failures := 0
@@ -77,7 +77,7 @@ func (a *admission) run(ctx context.Context, client api.Client, bus *runtime.Bus
 
 // waitEvents applies RegistryUpdated events until wait has passed (true)
 // or ctx ended (false).
-func (a *admission) waitEvents(ctx context.Context, client api.Client, sub *runtime.Subscription, wait time.Duration) bool {
+func (a *admission) waitEvents(ctx context.Context, client registryapi.Client, sub *runtime.Subscription, wait time.Duration) bool {
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	for {
@@ -99,7 +99,7 @@ func (a *admission) waitEvents(ctx context.Context, client api.Client, sub *runt
 }
 
 // syncHead reads HEAD and applies it when it is new.
-func (a *admission) syncHead(ctx context.Context, client api.Client) error {
+func (a *admission) syncHead(ctx context.Context, client registryapi.Client) error {
 	cctx, cancel := context.WithTimeout(ctx, admissionCallTimeout)
 	defer cancel()
 	h, err := client.Head(cctx)
@@ -111,7 +111,7 @@ func (a *admission) syncHead(ctx context.Context, client api.Client) error {
 
 // apply reads version v (announced with payload_b3 b3) and installs its node
 // ids, unless a version at least as new is already applied.
-func (a *admission) apply(ctx context.Context, client api.Client, v uint64, b3 string) error {
+func (a *admission) apply(ctx context.Context, client registryapi.Client, v uint64, b3 string) error {
 	if a.ids.Load() != nil && v <= a.version.Load() {
 		return nil
 	}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/ronhq/ron/roles/registry/api"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/runtime"
 )
 
@@ -40,7 +40,7 @@ func committedSet(t *testing.T, v uint64, ids ...string) *descriptor.Set {
 
 // fakeRegistry serves versions as a registry client; a nil entry fails.
 type fakeRegistry struct {
-	api.Client
+	registryapi.Client
 	mu       sync.Mutex
 	head     uint64
 	versions map[uint64]*descriptor.Set
@@ -48,13 +48,13 @@ type fakeRegistry struct {
 	gets     int
 }
 
-func (f *fakeRegistry) Head(context.Context) (api.Head, error) {
+func (f *fakeRegistry) Head(context.Context) (registryapi.Head, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.headErr != nil {
-		return api.Head{}, f.headErr
+		return registryapi.Head{}, f.headErr
 	}
-	return api.Head{Version: f.head, PayloadB3: f.versions[f.head].B3}, nil
+	return registryapi.Head{Version: f.head, PayloadB3: f.versions[f.head].B3}, nil
 }
 
 func (f *fakeRegistry) Get(_ context.Context, v uint64) (descriptor.Artifact, []byte, error) {

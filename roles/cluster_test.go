@@ -18,7 +18,7 @@ import (
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/cli"
 	"github.com/ronhq/ron/roles/registry"
-	"github.com/ronhq/ron/roles/registry/api"
+	"github.com/ronhq/ron/roles/registry/httpapi"
 	"github.com/ronhq/ron/runtime/cluster"
 )
 
@@ -321,7 +321,7 @@ func TestRegistryAdmissionWiring(t *testing.T) {
 		t.Fatal("registry admission is not running")
 	}
 	rg := n.roles["registry"].(*registry.Role)
-	if err := n.cluster.admission.syncHead(context.Background(), api.NewLocalClient(rg.API())); err != nil {
+	if err := n.cluster.admission.syncHead(context.Background(), httpapi.NewLocalClient(rg.API())); err != nil {
 		t.Fatalf("reading the co-located HEAD: %v", err)
 	}
 	if _, ok := n.cluster.admission.admitted(); !ok {

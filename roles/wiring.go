@@ -11,7 +11,8 @@ import (
 	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/roles/registry"
-	"github.com/ronhq/ron/roles/registry/api"
+	"github.com/ronhq/ron/roles/registry/httpapi"
+	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/storage"
 	"github.com/ronhq/ron/roles/storage/indexsink"
 	"github.com/ronhq/ron/runtime"
@@ -211,7 +212,7 @@ func gatewayLocals(d *Deps) gateway.Locals {
 	}
 	if rg, ok := d.Roles["registry"].(*registry.Role); ok {
 		l.Registry = rg.Handler
-		l.RegistryClient = func() api.Client { return api.NewLocalClient(rg.API()) }
+		l.RegistryClient = func() registryapi.Client { return httpapi.NewLocalClient(rg.API()) }
 	}
 	return l
 }

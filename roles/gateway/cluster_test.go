@@ -13,7 +13,7 @@ import (
 
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/clusterindex"
-	"github.com/ronhq/ron/roles/registry/api"
+	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/store"
 )
@@ -217,9 +217,11 @@ func TestRegistryMembersWatchEndsWhenMemberLeaves(t *testing.T) {
 	failing := newStub(status(503, "unavailable"))
 	st := cluster.NewStatic(clusterView(clusterMember("r1", "z1", "registry", stream.listen(t)),
 		clusterMember("r0", "z1", "registry", failing.listen(t))))
-	pool := clusterindex.NewPool(clusterindex.PoolOptions[*api.HTTPClient]{Membership: st, Role: "registry",
-		Build:  func(_, url string) (*api.HTTPClient, error) { return api.NewHTTPClient(url, nil, clientOpts()), nil },
-		Retire: (*api.HTTPClient).Close})
+	pool := clusterindex.NewPool(clusterindex.PoolOptions[*registryapi.HTTPClient]{Membership: st, Role: "registry",
+		Build: func(_, url string) (*registryapi.HTTPClient, error) {
+			return registryapi.NewHTTPClient(url, nil, clientOpts()), nil
+		},
+		Retire: (*registryapi.HTTPClient).Close})
 	rm := &registryMembers{pool: pool}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()

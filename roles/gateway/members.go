@@ -9,7 +9,7 @@ import (
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/clusterindex"
 	"github.com/ronhq/ron/roles/gateway/upstream"
-	"github.com/ronhq/ron/roles/registry/api"
+	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
 )
@@ -33,7 +33,7 @@ type members struct {
 	pools    map[string]*clusterindex.Pool[*memberLink]
 	pol      atomic.Pointer[upstream.Policy] // the forwarding policy in force
 	index    *clusterindex.Members           // nil: the index is not member-served
-	registry *clusterindex.Pool[*api.HTTPClient]
+	registry *clusterindex.Pool[*registryapi.HTTPClient]
 }
 
 // newMembers builds the member pools of the roles u has no link for, and
@@ -63,9 +63,11 @@ func (r *Role) newMembers(u *upstreams, cfg Config) *members {
 	}
 	if u.registryClient == nil {
 		opt.Retries = -1 // the next member is the retry
-		ms.registry = clusterindex.NewPool(clusterindex.PoolOptions[*api.HTTPClient]{Membership: ms.m, Role: "registry",
-			Zone: r.opt.Zone, Log: r.log, Retire: (*api.HTTPClient).Close,
-			Build: func(_, url string) (*api.HTTPClient, error) { return api.NewHTTPClient(url, token, opt), nil }})
+		ms.registry = clusterindex.NewPool(clusterindex.PoolOptions[*registryapi.HTTPClient]{Membership: ms.m, Role: "registry",
+			Zone: r.opt.Zone, Log: r.log, Retire: (*registryapi.HTTPClient).Close,
+			Build: func(_, url string) (*registryapi.HTTPClient, error) {
+				return registryapi.NewHTTPClient(url, token, opt), nil
+			}})
 		u.registryClient = &registryMembers{pool: ms.registry}
 	}
 	return ms
@@ -162,5 +164,5 @@ func (ms *members) describe() []string {
 // waitRegistry blocks until the registry pool has a member or ctx ends
 // (false).
 func (ms *members) waitRegistry(ctx context.Context) bool {
-	return ms.registry.WaitFor(ctx, func(es []clusterindex.Entry[*api.HTTPClient]) bool { return len(es) > 0 })
+	return ms.registry.WaitFor(ctx, func(es []clusterindex.Entry[*registryapi.HTTPClient]) bool { return len(es) > 0 })
 }

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/ronhq/ron/roles/registry/api"
+	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/registry/registrytest"
 	"github.com/ronhq/ron/store"
 )
@@ -27,7 +27,7 @@ func TestRegistryTenantsLive(t *testing.T) {
 		{"co-located", func(rr *registrytest.Live, _ *Config, opt *Options) {
 			opt.Bus = rr.Bus
 			opt.Local.Registry = rr.Role.Handler
-			opt.Local.RegistryClient = func() api.Client { return rr.Local }
+			opt.Local.RegistryClient = func() registryapi.Client { return rr.Local }
 		}},
 		{"registry_url", func(rr *registrytest.Live, cfg *Config, _ *Options) {
 			cfg.RegistryURL = "http://" + rr.Role.Addr()

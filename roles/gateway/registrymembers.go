@@ -5,11 +5,11 @@ import (
 	"slices"
 
 	"github.com/ronhq/ron/roles/clusterindex"
-	"github.com/ronhq/ron/roles/registry/api"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
-// registryMembers is the api.Client over a cluster's alive registry
+// registryMembers is the registryapi.Client over a cluster's alive registry
 // members: each call goes to the members in ranked order, falling back to
 // the next on a failure another member may not have (clusterindex.ReadAgain;
 // Approve, the one call that is not idempotent, only when the member was
@@ -17,14 +17,14 @@ import (
 // channel closes) when that member leaves the pool, so the caller's
 // reconnection reaches an alive one.
 type registryMembers struct {
-	pool *clusterindex.Pool[*api.HTTPClient]
+	pool *clusterindex.Pool[*registryapi.HTTPClient]
 }
 
-var _ api.Client = (*registryMembers)(nil)
+var _ registryapi.Client = (*registryMembers)(nil)
 
-// Head implements api.Client.
-func (r *registryMembers) Head(ctx context.Context) (api.Head, error) {
-	return clusterindex.Try(ctx, r.pool, nil, clusterindex.ReadAgain, func(c *api.HTTPClient) (api.Head, error) {
+// Head implements registryapi.Client.
+func (r *registryMembers) Head(ctx context.Context) (registryapi.Head, error) {
+	return clusterindex.Try(ctx, r.pool, nil, clusterindex.ReadAgain, func(c *registryapi.HTTPClient) (registryapi.Head, error) {
 		return c.Head(ctx)
 	})
 }
@@ -35,23 +35,23 @@ type artifact struct {
 	body []byte
 }
 
-// Get implements api.Client.
+// Get implements registryapi.Client.
 func (r *registryMembers) Get(ctx context.Context, v uint64) (descriptor.Artifact, []byte, error) {
-	a, err := clusterindex.Try(ctx, r.pool, nil, clusterindex.ReadAgain, func(c *api.HTTPClient) (artifact, error) {
+	a, err := clusterindex.Try(ctx, r.pool, nil, clusterindex.ReadAgain, func(c *registryapi.HTTPClient) (artifact, error) {
 		art, body, err := c.Get(ctx, v)
 		return artifact{art, body}, err
 	})
 	return a.art, a.body, err
 }
 
-// Watch implements api.Client: the first member accepting the watch
+// Watch implements registryapi.Client: the first member accepting the watch
 // serves it until it leaves the pool or ctx ends. One goroutine per call
 // (owned by the call, ending with it) cancels the watch when its member
 // leaves.
-func (r *registryMembers) Watch(ctx context.Context, since *uint64) (<-chan api.Update, error) {
+func (r *registryMembers) Watch(ctx context.Context, since *uint64) (<-chan registryapi.Update, error) {
 	wctx, cancel := context.WithCancel(ctx)
-	var used *api.HTTPClient
-	ch, err := clusterindex.Try(wctx, r.pool, nil, clusterindex.ReadAgain, func(c *api.HTTPClient) (<-chan api.Update, error) {
+	var used *registryapi.HTTPClient
+	ch, err := clusterindex.Try(wctx, r.pool, nil, clusterindex.ReadAgain, func(c *registryapi.HTTPClient) (<-chan registryapi.Update, error) {
 		used = c
 		return c.Watch(wctx, since)
 	})
@@ -65,51 +65,51 @@ func (r *registryMembers) Watch(ctx context.Context, since *uint64) (<-chan api.
 
 // follow cancels a watch once its member's client is no longer in the pool
 // (or ctx ended).
-func (r *registryMembers) follow(ctx context.Context, cancel context.CancelFunc, member *api.HTTPClient) {
+func (r *registryMembers) follow(ctx context.Context, cancel context.CancelFunc, member *registryapi.HTTPClient) {
 	defer cancel()
-	r.pool.WaitFor(ctx, func(es []clusterindex.Entry[*api.HTTPClient]) bool {
-		return !slices.ContainsFunc(es, func(e clusterindex.Entry[*api.HTTPClient]) bool { return e.Value == member })
+	r.pool.WaitFor(ctx, func(es []clusterindex.Entry[*registryapi.HTTPClient]) bool {
+		return !slices.ContainsFunc(es, func(e clusterindex.Entry[*registryapi.HTTPClient]) bool { return e.Value == member })
 	})
 }
 
-// Propose implements api.Client (idempotent).
-func (r *registryMembers) Propose(ctx context.Context, req descriptor.ProposeRequest) (api.Proposed, error) {
-	return clusterindex.Try(ctx, r.pool, nil, clusterindex.ReadAgain, func(c *api.HTTPClient) (api.Proposed, error) {
+// Propose implements registryapi.Client (idempotent).
+func (r *registryMembers) Propose(ctx context.Context, req descriptor.ProposeRequest) (registryapi.Proposed, error) {
+	return clusterindex.Try(ctx, r.pool, nil, clusterindex.ReadAgain, func(c *registryapi.HTTPClient) (registryapi.Proposed, error) {
 		return c.Propose(ctx, req)
 	})
 }
 
-// ProposeRaw implements api.Client (idempotent).
-func (r *registryMembers) ProposeRaw(ctx context.Context, body []byte) (api.Proposed, error) {
-	return clusterindex.Try(ctx, r.pool, nil, clusterindex.ReadAgain, func(c *api.HTTPClient) (api.Proposed, error) {
+// ProposeRaw implements registryapi.Client (idempotent).
+func (r *registryMembers) ProposeRaw(ctx context.Context, body []byte) (registryapi.Proposed, error) {
+	return clusterindex.Try(ctx, r.pool, nil, clusterindex.ReadAgain, func(c *registryapi.HTTPClient) (registryapi.Proposed, error) {
 		return c.ProposeRaw(ctx, body)
 	})
 }
 
-// Proposals implements api.Client.
-func (r *registryMembers) Proposals(ctx context.Context) ([]api.ProposalSummary, error) {
-	return clusterindex.Try(ctx, r.pool, nil, clusterindex.ReadAgain, func(c *api.HTTPClient) ([]api.ProposalSummary, error) {
+// Proposals implements registryapi.Client.
+func (r *registryMembers) Proposals(ctx context.Context) ([]registryapi.ProposalSummary, error) {
+	return clusterindex.Try(ctx, r.pool, nil, clusterindex.ReadAgain, func(c *registryapi.HTTPClient) ([]registryapi.ProposalSummary, error) {
 		return c.Proposals(ctx)
 	})
 }
 
-// Proposal implements api.Client.
-func (r *registryMembers) Proposal(ctx context.Context, id string) (api.Proposal, error) {
-	return clusterindex.Try(ctx, r.pool, nil, clusterindex.ReadAgain, func(c *api.HTTPClient) (api.Proposal, error) {
+// Proposal implements registryapi.Client.
+func (r *registryMembers) Proposal(ctx context.Context, id string) (registryapi.Proposal, error) {
+	return clusterindex.Try(ctx, r.pool, nil, clusterindex.ReadAgain, func(c *registryapi.HTTPClient) (registryapi.Proposal, error) {
 		return c.Proposal(ctx, id)
 	})
 }
 
-// Approve implements api.Client (another member only when unreachable).
-func (r *registryMembers) Approve(ctx context.Context, id string, ap descriptor.Approval) (api.ApprovalResult, error) {
-	return clusterindex.Try(ctx, r.pool, nil, clusterindex.WriteAgain, func(c *api.HTTPClient) (api.ApprovalResult, error) {
+// Approve implements registryapi.Client (another member only when unreachable).
+func (r *registryMembers) Approve(ctx context.Context, id string, ap descriptor.Approval) (registryapi.ApprovalResult, error) {
+	return clusterindex.Try(ctx, r.pool, nil, clusterindex.WriteAgain, func(c *registryapi.HTTPClient) (registryapi.ApprovalResult, error) {
 		return c.Approve(ctx, id, ap)
 	})
 }
 
-// Commit implements api.Client (idempotent).
-func (r *registryMembers) Commit(ctx context.Context, id string) (api.Committed, error) {
-	return clusterindex.Try(ctx, r.pool, nil, clusterindex.ReadAgain, func(c *api.HTTPClient) (api.Committed, error) {
+// Commit implements registryapi.Client (idempotent).
+func (r *registryMembers) Commit(ctx context.Context, id string) (registryapi.Committed, error) {
+	return clusterindex.Try(ctx, r.pool, nil, clusterindex.ReadAgain, func(c *registryapi.HTTPClient) (registryapi.Committed, error) {
 		return c.Commit(ctx, id)
 	})
 }

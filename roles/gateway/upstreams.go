@@ -11,7 +11,7 @@ import (
 	"github.com/ronhq/ron/roles/clusterindex"
 	"github.com/ronhq/ron/roles/gateway/upstream"
 	"github.com/ronhq/ron/roles/index"
-	"github.com/ronhq/ron/roles/registry/api"
+	"github.com/ronhq/ron/roles/registry/registryapi"
 )
 
 // Locals are the roles running in the gateway's process (docs/gateway.md
@@ -21,7 +21,7 @@ import (
 type Locals struct {
 	Storage, Index, Edge, Registry func() http.Handler
 	IndexClient                    func() index.Client
-	RegistryClient                 func() api.Client
+	RegistryClient                 func() registryapi.Client
 	// StorageURL is the co-located storage's advertised URL, skipped among
 	// the index's providers (it was already asked).
 	StorageURL func() string
@@ -51,7 +51,7 @@ type upstreams struct {
 	cluster                        *members
 
 	indexClient    index.Client
-	registryClient api.Client
+	registryClient registryapi.Client
 	storageURL     func() string
 	transport      *http.Transport // the HTTP links
 	providers      *http.Transport // provider reads (untrusted URLs)
@@ -156,7 +156,7 @@ func (u *upstreams) clients(loc Locals, cfg Config, token func(context.Context) 
 	case loc.RegistryClient != nil:
 		u.registryClient = loc.RegistryClient()
 	case cfg.RegistryURL != "":
-		u.registryClient = api.NewHTTPClient(cfg.RegistryURL, token, opt)
+		u.registryClient = registryapi.NewHTTPClient(cfg.RegistryURL, token, opt)
 	}
 	if loc.StorageURL != nil {
 		u.storageURL = loc.StorageURL

@@ -4,7 +4,7 @@ package registry
 // registry on a temporary data dir (bbolt and segment files on the OS file
 // system, every write fsynced) whose genesis comes from trust roots of three
 // fresh signers with quorum 3, and talk to it over loopback HTTP with
-// api.HTTPClient. Reported, never asserted. Full runs:
+// registryapi.HTTPClient. Reported, never asserted. Full runs:
 //
 //	go test -run '^$' -bench CycleM3 -benchtime 5s ./roles/registry
 //	go test -run '^$' -bench 'CommitThroughput/loops=8' -benchtime 30s ./roles/registry
@@ -36,8 +36,8 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/httpx/client"
-	"github.com/ronhq/ron/roles/registry/api"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/runtime"
 )
 
@@ -55,7 +55,7 @@ const benchLoops = 8
 type benchRig struct {
 	metrics *runtime.Metrics
 	signers []signerKey
-	cli     *api.HTTPClient
+	cli     *registryapi.HTTPClient
 }
 
 // startBenchRig starts the rig; it is stopped when b ends.
@@ -76,13 +76,13 @@ func startBenchRig(b *testing.B) *benchRig {
 	r := New(Options{Config: cfg, DataDir: b.TempDir(), Log: zerolog.Nop(), Metrics: met, Keys: keys,
 		Version: "bench", Bus: runtime.NewBus(nil)})
 	stop := runBenchRole(b, r)
-	token, _, err := keys.Mint(auth.MintOptions{Scopes: []string{api.ScopePropose, api.ScopeApprove, api.ScopeCommit},
+	token, _, err := keys.Mint(auth.MintOptions{Scopes: []string{registryapi.ScopePropose, registryapi.ScopeApprove, registryapi.ScopeCommit},
 		TTL: time.Hour})
 	if err != nil {
 		stop()
 		b.Fatal(err)
 	}
-	cli := api.NewHTTPClient("http://"+r.Addr(), func(context.Context) (string, error) { return token, nil },
+	cli := registryapi.NewHTTPClient("http://"+r.Addr(), func(context.Context) (string, error) { return token, nil },
 		client.Options{Timeout: benchOpTimeout})
 	b.Cleanup(func() {
 		cli.Close()
@@ -206,12 +206,12 @@ func (rig *benchRig) chain(ctx context.Context, n int) ([]cycle, error) {
 
 // run proposes c, sends its approvals concurrently and commits it; each
 // call is bounded by benchOpTimeout.
-func (rig *benchRig) run(ctx context.Context, c cycle) (api.Committed, error) {
+func (rig *benchRig) run(ctx context.Context, c cycle) (registryapi.Committed, error) {
 	pctx, cancel := context.WithTimeout(ctx, benchOpTimeout)
 	p, err := rig.cli.Propose(pctx, c.req)
 	cancel()
 	if err != nil {
-		return api.Committed{}, fmt.Errorf("propose v%d: %w", c.version, err)
+		return registryapi.Committed{}, fmt.Errorf("propose v%d: %w", c.version, err)
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	for _, ap := range c.approvals {
@@ -223,13 +223,13 @@ func (rig *benchRig) run(ctx context.Context, c cycle) (api.Committed, error) {
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return api.Committed{}, fmt.Errorf("approve v%d: %w", c.version, err)
+		return registryapi.Committed{}, fmt.Errorf("approve v%d: %w", c.version, err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, benchOpTimeout)
 	defer cancel()
 	com, err := rig.cli.Commit(cctx, p.ProposalID)
 	if err != nil {
-		return api.Committed{}, fmt.Errorf("commit v%d: %w", c.version, err)
+		return registryapi.Committed{}, fmt.Errorf("commit v%d: %w", c.version, err)
 	}
 	return com, nil
 }

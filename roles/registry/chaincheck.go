@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/roles/registry/segment"
 	"github.com/ronhq/ron/roles/registry/tiles"
 )

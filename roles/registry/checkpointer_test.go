@@ -13,7 +13,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/roles/registry/committer"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/roles/registry/segment"
 	"github.com/ronhq/ron/roles/registry/tiles"
 	"github.com/ronhq/ron/store/kv"
@@ -61,7 +62,7 @@ func newBench(t *testing.T, cfg Config) *bench {
 		t.Fatal(err)
 	}
 	b.com, err = committer.Open(t.Context(), committer.Options{Log: b.log, DB: memkv.New(),
-		OnCommit: func(committer.Committed) { b.ckpt.notify() }}, g, segment.Recovery{})
+		OnCommit: func(registryapi.Committed) { b.ckpt.notify() }}, g, segment.Recovery{})
 	if err != nil {
 		t.Fatal(err)
 	}

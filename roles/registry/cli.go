@@ -13,7 +13,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/cli"
-	"github.com/ronhq/ron/roles/registry/api"
+	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/registry/verify"
 )
 
@@ -136,19 +136,19 @@ func checkOutput(output string) error {
 
 // newCLIClient builds the HTTP client of a command for scope; the token is
 // asked once, on first use, and is optional for reads (cli.Flags.OnceToken).
-func newCLIClient(env cli.Env, f *cli.Flags, getenv func(string) string, scope string) (*api.HTTPClient, error) {
+func newCLIClient(env cli.Env, f *cli.Flags, getenv func(string) string, scope string) (*registryapi.HTTPClient, error) {
 	base, err := f.ServerURL(env, roleName)
 	if err != nil {
 		return nil, err
 	}
-	token := f.OnceToken(env, getenv, scope, scope == api.ScopeRead)
-	return api.NewHTTPClient(base, token, client.Options{Role: "cli"}), nil
+	token := f.OnceToken(env, getenv, scope, scope == registryapi.ScopeRead)
+	return registryapi.NewHTTPClient(base, token, client.Options{Role: "cli"}), nil
 }
 
 // runClient is the shared body of the commands that call the registry:
 // build the client, call under cliTimeout, print the answer.
 func runClient[T any](cmd *cobra.Command, env cli.Env, getenv func(string) string, f *cli.Flags, scope string,
-	call func(context.Context, api.Client) (T, error), show func(io.Writer, T, bool) error) error {
+	call func(context.Context, registryapi.Client) (T, error), show func(io.Writer, T, bool) error) error {
 	c, err := newCLIClient(env, f, getenv, scope)
 	if err != nil {
 		return report(cmd, err)

@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ronhq/ron/roles/registry/api"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
 // proposeSchemaVersion is the schema_version `propose` sends for a bare
@@ -59,7 +59,7 @@ func parseProposeInput(raw []byte) (proposeInput, error) {
 // when needed) and a missing created_at from now, then returns the propose
 // request with the payload in canonical form and its payload_b3. A
 // payload_b3 given with an incomplete payload cannot be right: refused.
-func (in proposeInput) request(ctx context.Context, c api.Client, now time.Time) (descriptor.ProposeRequest, error) {
+func (in proposeInput) request(ctx context.Context, c registryapi.Client, now time.Time) (descriptor.ProposeRequest, error) {
 	p := make(map[string]json.RawMessage, len(in.payload)+3)
 	for k, v := range in.payload {
 		p[k] = v
@@ -88,7 +88,7 @@ func (in proposeInput) request(ctx context.Context, c api.Client, now time.Time)
 
 // fillPayload sets the missing chain members of p and reports whether it
 // set any.
-func fillPayload(ctx context.Context, c api.Client, p map[string]json.RawMessage, now time.Time) (bool, error) {
+func fillPayload(ctx context.Context, c registryapi.Client, p map[string]json.RawMessage, now time.Time) (bool, error) {
 	_, hasV := p["version"]
 	_, hasPrev := p["prev_hash"]
 	filled := false

@@ -24,8 +24,9 @@ import (
 
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/cli"
-	"github.com/ronhq/ron/roles/registry/api"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/httpapi"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/runtime"
 )
 
@@ -146,7 +147,7 @@ func newCLINode(t *testing.T) *cliNode {
 		t.Fatal("amnesia role without a dev signer")
 	}
 	n.writeKey(t, DevSignerPath(n.dataDir), n.signer, n.key)
-	n.token, _, err = keys.Mint(auth.MintOptions{Scopes: []string{api.ScopePropose, api.ScopeApprove, api.ScopeCommit}, TTL: time.Hour})
+	n.token, _, err = keys.Mint(auth.MintOptions{Scopes: []string{registryapi.ScopePropose, registryapi.ScopeApprove, registryapi.ScopeCommit}, TTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,11 +188,11 @@ func (n *cliNode) payload(tag string) map[string]any {
 	}}
 }
 
-// commitN commits n versions in process through api.LocalClient.
+// commitN commits n versions in process through httpapi.LocalClient.
 func (n *cliNode) commitN(t *testing.T, count int) {
 	t.Helper()
 	ctx := context.Background()
-	c := api.NewLocalClient(n.role.API())
+	c := httpapi.NewLocalClient(n.role.API())
 	for i := range count {
 		h, err := c.Head(ctx)
 		if err != nil {
@@ -330,13 +331,13 @@ func TestCLIProposeApproveCommit(t *testing.T) {
 	n := newCLINode(t)
 	raw, _ := json.Marshal(n.payload("t-a"))
 	r := n.run(t, "registry", "propose", cliWriteFile(t, "set.json", raw)).want(t, 0, `"proposal_id":"p_`)
-	var prop api.Proposed
+	var prop registryapi.Proposed
 	if err := json.Unmarshal([]byte(r.stdout), &prop); err != nil {
 		t.Fatal(err)
 	}
 	n.run(t, "registry", "approve", prop.ProposalID).want(t, 0, `"status":"quorum_met"`)
 	r = n.run(t, "registry", "commit", prop.ProposalID, "-o", "json").want(t, 0)
-	var com api.Committed
+	var com registryapi.Committed
 	if err := json.Unmarshal([]byte(r.stdout), &com); err != nil || com.Version != 1 || com.PayloadB3 != prop.PayloadB3 {
 		t.Fatalf("commit: %q %v", r.stdout, err)
 	}
@@ -373,7 +374,7 @@ func TestCLIApproveRefusals(t *testing.T) {
 	n := newCLINode(t)
 	raw, _ := json.Marshal(n.payload("t-a"))
 	r := n.run(t, "registry", "propose", cliWriteFile(t, "set.json", raw)).want(t, 0)
-	var prop api.Proposed
+	var prop registryapi.Proposed
 	_ = json.Unmarshal([]byte(r.stdout), &prop)
 
 	// A key that is not in HEAD's signer set: the server's 422.
@@ -399,11 +400,11 @@ func TestCLIApproveChecksPayload(t *testing.T) {
 	posted := false
 	for _, tc := range []struct {
 		name string
-		prop api.Proposal
+		prop registryapi.Proposal
 	}{
-		{"payload edited", api.Proposal{ProposalID: id, Payload: json.RawMessage(bytes.Replace(raw, []byte("t-a"), []byte("t-b"), 1)), PayloadB3: b3}},
-		{"b3 of another payload", api.Proposal{ProposalID: id, Payload: raw, PayloadB3: descriptor.ZeroHash}},
-		{"id of another payload", api.Proposal{ProposalID: id, Payload: json.RawMessage(`{"items":[]}`),
+		{"payload edited", registryapi.Proposal{ProposalID: id, Payload: json.RawMessage(bytes.Replace(raw, []byte("t-a"), []byte("t-b"), 1)), PayloadB3: b3}},
+		{"b3 of another payload", registryapi.Proposal{ProposalID: id, Payload: raw, PayloadB3: descriptor.ZeroHash}},
+		{"id of another payload", registryapi.Proposal{ProposalID: id, Payload: json.RawMessage(`{"items":[]}`),
 			PayloadB3: descriptor.PayloadB3([]byte(`{"items":[]}`))}},
 	} {
 		srv := fakeRegistry(t, func(w http.ResponseWriter, r *http.Request) {

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/internal/tooltest"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
 // TestCLIVerifyLive: `ron registry verify` against a live registry passes

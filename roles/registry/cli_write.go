@@ -13,8 +13,8 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/roles/cli"
-	"github.com/ronhq/ron/roles/registry/api"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
 // maxProposalFile bounds a propose input file (the server's body limit).
@@ -77,13 +77,13 @@ func proposeCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 			if err != nil {
 				return report(cmd, err)
 			}
-			return runClient(cmd, env, getenv, &f, api.ScopePropose, func(ctx context.Context, c api.Client) (api.Proposed, error) {
+			return runClient(cmd, env, getenv, &f, registryapi.ScopePropose, func(ctx context.Context, c registryapi.Client) (registryapi.Proposed, error) {
 				req, err := in.request(ctx, c, time.Now())
 				if err != nil {
-					return api.Proposed{}, err
+					return registryapi.Proposed{}, err
 				}
 				return c.Propose(ctx, req)
-			}, printJSON[api.Proposed])
+			}, printJSON[registryapi.Proposed])
 		},
 	}
 	f.Register(cmd, roleName)
@@ -126,17 +126,17 @@ func approveCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 			if err != nil {
 				return report(cmd, err)
 			}
-			return runClient(cmd, env, getenv, &f, api.ScopeApprove, func(ctx context.Context, c api.Client) (api.ApprovalResult, error) {
+			return runClient(cmd, env, getenv, &f, registryapi.ScopeApprove, func(ctx context.Context, c registryapi.Client) (registryapi.ApprovalResult, error) {
 				p, err := c.Proposal(ctx, id)
 				if err != nil {
-					return api.ApprovalResult{}, err
+					return registryapi.ApprovalResult{}, err
 				}
 				b3, err := checkProposal(id, p)
 				if err != nil {
-					return api.ApprovalResult{}, err
+					return registryapi.ApprovalResult{}, err
 				}
 				return c.Approve(ctx, id, descriptor.Sign(key, signerID, b3, time.Now()))
-			}, printJSON[api.ApprovalResult])
+			}, printJSON[registryapi.ApprovalResult])
 		},
 	}
 	f.Register(cmd, roleName)
@@ -160,7 +160,7 @@ func approveKey(env cli.Env, keyFile string) (string, []byte, error) {
 // checkProposal recomputes the proposal's payload_b3 from its payload and
 // requires it to equal the served payload_b3 and to give the proposal id,
 // so the approver signs exactly the payload it was shown.
-func checkProposal(id string, p api.Proposal) (string, error) {
+func checkProposal(id string, p registryapi.Proposal) (string, error) {
 	canonical, err := descriptor.Canonicalize(p.Payload)
 	if err != nil {
 		return "", failed(httpx.CodeHashMismatch, fmt.Errorf("proposal %s: payload is not JSON: %w", id, err))
@@ -187,9 +187,9 @@ func commitCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 			if err := descriptor.ParseProposalID(id); err != nil {
 				return report(cmd, usage(fmt.Errorf("%q is not a proposal id (p_ and 32 hex digits)", id)))
 			}
-			return runClient(cmd, env, getenv, &f, api.ScopeCommit, func(ctx context.Context, c api.Client) (api.Committed, error) {
+			return runClient(cmd, env, getenv, &f, registryapi.ScopeCommit, func(ctx context.Context, c registryapi.Client) (registryapi.Committed, error) {
 				return c.Commit(ctx, id)
-			}, printJSON[api.Committed])
+			}, printJSON[registryapi.Committed])
 		},
 	}
 	f.Register(cmd, roleName)
@@ -206,9 +206,9 @@ func headCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 			if err := checkOutput(f.Output); err != nil {
 				return report(cmd, err)
 			}
-			return runClient(cmd, env, getenv, &f, api.ScopeRead, func(ctx context.Context, c api.Client) (api.Head, error) {
+			return runClient(cmd, env, getenv, &f, registryapi.ScopeRead, func(ctx context.Context, c registryapi.Client) (registryapi.Head, error) {
 				return c.Head(ctx)
-			}, printJSON[api.Head])
+			}, printJSON[registryapi.Head])
 		},
 	}
 	f.Register(cmd, roleName)
@@ -229,7 +229,7 @@ func getCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 			if !ok {
 				return report(cmd, usage(fmt.Errorf("version %q is not a canonical decimal", args[0])))
 			}
-			return runClient(cmd, env, getenv, &f, api.ScopeRead, func(ctx context.Context, c api.Client) (json.RawMessage, error) {
+			return runClient(cmd, env, getenv, &f, registryapi.ScopeRead, func(ctx context.Context, c registryapi.Client) (json.RawMessage, error) {
 				_, body, err := c.Get(ctx, v)
 				return body, err
 			}, printArtifact)

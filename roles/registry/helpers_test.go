@@ -18,9 +18,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/httpx/auth"
-	"github.com/ronhq/ron/roles/registry/api"
-	"github.com/ronhq/ron/roles/registry/committer"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/httpapi"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/roles/registry/segment"
 	"github.com/ronhq/ron/runtime"
 )
@@ -118,7 +118,7 @@ func testOptions(t *testing.T, cfg Config, dataDir string) Options {
 type node struct {
 	*Role
 	t       *testing.T
-	client  *api.LocalClient
+	client  *httpapi.LocalClient
 	signers []signerKey // the keys that approve (the dev signer in dev mode)
 	m       int         // approvals per commit
 	http    *http.Client
@@ -138,7 +138,7 @@ func startNode(t *testing.T, opt Options, signers []signerKey, m int) *node {
 	}
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	n := &node{Role: r, t: t, client: api.NewLocalClient(r.API()), signers: signers, m: m,
+	n := &node{Role: r, t: t, client: httpapi.NewLocalClient(r.API()), signers: signers, m: m,
 		http: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}}
 	if len(signers) == 0 {
 		id, key, ok := r.DevSigner()
@@ -187,7 +187,7 @@ func nextPayload(t *testing.T, head *descriptor.Set, note string, now time.Time)
 }
 
 // commit runs propose → m approvals → commit for the next version.
-func (n *node) commit(note string) committer.Committed {
+func (n *node) commit(note string) registryapi.Committed {
 	n.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
@@ -225,13 +225,13 @@ func (n *node) get(path string) (int, []byte) {
 }
 
 // status fetches and decodes GET /registry/status.
-func (n *node) statusBody() api.Status {
+func (n *node) statusBody() registryapi.Status {
 	n.t.Helper()
 	code, body := n.get("/registry/status")
 	if code != http.StatusOK {
 		n.t.Fatalf("status: %d %s", code, body)
 	}
-	var s api.Status
+	var s registryapi.Status
 	if err := json.Unmarshal(body, &s); err != nil {
 		n.t.Fatal(err)
 	}

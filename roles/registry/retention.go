@@ -8,7 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/roles/registry/committer"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/roles/registry/segment"
 	"github.com/ronhq/ron/roles/registry/tiles"
 	"github.com/ronhq/ron/runtime"

@@ -16,8 +16,9 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
-	"github.com/ronhq/ron/roles/registry/api"
 	"github.com/ronhq/ron/roles/registry/committer"
+	"github.com/ronhq/ron/roles/registry/httpapi"
+	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/registry/tiles"
 	"github.com/ronhq/ron/runtime"
 )
@@ -55,7 +56,7 @@ type Role struct {
 	st     *stores
 	com    *committer.Committer
 	tree   *tiles.Tree
-	api    *api.API
+	api    *httpapi.API
 	server *httpx.Server
 	ckpt   *checkpointer
 	ver    *verifier
@@ -112,8 +113,8 @@ func (r *Role) Name() string { return roleName }
 func (r *Role) TaskGroup() *runtime.TaskGroup { return r.tasks }
 
 // API returns the role's HTTP API after Start (nil before);
-// api.NewLocalClient(r.API()) is how in-process callers talk to it.
-func (r *Role) API() *api.API { return r.api }
+// httpapi.NewLocalClient(r.API()) is how in-process callers talk to it.
+func (r *Role) API() *httpapi.API { return r.api }
 
 // DevSigner returns the dev signer's id and private key when the registry
 // runs on the dev signer (no trust roots; in amnesia the key exists only
@@ -175,11 +176,11 @@ func (r *Role) Start(ctx context.Context) error {
 
 // serve builds the API and the listener with its routes and binds it.
 func (r *Role) serve(cfg Config) error {
-	r.api = api.New(api.Options{Committer: r.com, Tree: r.tree, Log: r.st.log, Keys: r.opt.Keys,
+	r.api = httpapi.New(httpapi.Options{Committer: r.com, Tree: r.tree, Log: r.st.log, Keys: r.opt.Keys,
 		Settings: r.settings, Status: r.status, MinIndex: r.st.log.MinIndex, Now: r.now,
 		Metrics: r.opt.Metrics, Logger: r.opt.Log})
 	r.server = httpx.NewServer(httpx.ServerOptions{Role: roleName, Addr: cfg.Listen, Log: r.log,
-		Metrics: r.opt.Metrics.Set(), Limits: cfg.Ingress.Limits(), Streaming: api.Streaming, LongLived: api.Streaming})
+		Metrics: r.opt.Metrics.Set(), Limits: cfg.Ingress.Limits(), Streaming: httpapi.Streaming, LongLived: httpapi.Streaming})
 	e := r.server.Echo()
 	r.api.Mount(e)
 	if r.opt.Ops != nil {
@@ -192,10 +193,10 @@ func (r *Role) serve(cfg Config) error {
 }
 
 // settings are the API's live settings from the current config.
-func (r *Role) settings() api.Settings {
+func (r *Role) settings() httpapi.Settings {
 	c := r.cfg.Load()
 	l := c.limits()
-	return api.Settings{PublicReads: c.PublicReads, ReadOnly: c.ReadOnly, Limits: l.Limits,
+	return httpapi.Settings{PublicReads: c.PublicReads, ReadOnly: c.ReadOnly, Limits: l.Limits,
 		StreamHeartbeat: c.StreamHeartbeat, StreamMaxClients: c.StreamMaxClients, StreamMaxLag: c.StreamMaxLag,
 		CommitTimeout: c.CommitTimeout}
 }
@@ -225,7 +226,7 @@ func (r *Role) awaitWriter(ctx context.Context) {
 // onCommit is the committer's OnCommit (after durability, in commit
 // order, never blocking): wake the checkpointer, feed the SSE hub and
 // publish RegistryUpdated on the bus.
-func (r *Role) onCommit(c committer.Committed) {
+func (r *Role) onCommit(c registryapi.Committed) {
 	r.ckpt.notify()
 	if r.api != nil {
 		r.api.Hub().Notify(c)

@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/roles/registry/committer"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/roles/registry/tiles"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store/kv/bolt"
@@ -32,7 +33,7 @@ func TestAmnesiaDevSigner(t *testing.T) {
 		!slices.Equal(st.Signers, []string{DevSignerID}) || st.Checkpoint.Size != 1 {
 		t.Fatalf("status at start: %+v", st)
 	}
-	var last committer.Committed
+	var last registryapi.Committed
 	for i := range 3 {
 		last = n.commit("amnesia-" + string(rune('a'+i)))
 	}

@@ -4,13 +4,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ronhq/ron/roles/registry/api"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
 // status is the body of GET /registry/status (docs/registry.md §2). It reads only
 // snapshots and atomics, so it is cheap and safe at any time after Start.
-func (r *Role) status() api.Status {
+func (r *Role) status() registryapi.Status {
 	h := r.com.Head()
 	reasons := r.com.WriteUnready()
 	if reasons == nil {
@@ -20,17 +20,17 @@ func (r *Role) status() api.Status {
 	if signers == nil {
 		signers = []string{}
 	}
-	return api.Status{
-		Head:                api.Head{Version: h.Version, PayloadB3: h.PayloadB3, CommittedAt: h.CommittedAt},
+	return registryapi.Status{
+		Head:                registryapi.Head{Version: h.Version, PayloadB3: h.PayloadB3, CommittedAt: h.CommittedAt},
 		ReadReady:           r.readReady(),
 		WriteReady:          len(reasons) == 0,
 		WriteUnreadyReasons: reasons,
 		ReadOnly:            r.cfg.Load().ReadOnly,
 		DevSigner:           r.dev != nil,
 		Amnesia:             r.opt.Amnesia,
-		Quorum:              api.Quorum{M: h.Set.Quorum.M, N: h.Set.Quorum.N},
+		Quorum:              registryapi.Quorum{M: h.Set.Quorum.M, N: h.Set.Quorum.N},
 		Signers:             signers,
-		Checkpoint:          api.CheckpointStatus{Size: r.tree.Size(), AgeS: int64(r.ckpt.age() / time.Second)},
+		Checkpoint:          registryapi.CheckpointStatus{Size: r.tree.Size(), AgeS: int64(r.ckpt.age() / time.Second)},
 		MinIndex:            r.st.log.MinIndex(),
 		OpenProposals:       len(r.com.OpenProposals()),
 		Verifier:            r.verifierStatus(),
@@ -38,8 +38,8 @@ func (r *Role) status() api.Status {
 }
 
 // verifierStatus is the status' verifier object.
-func (r *Role) verifierStatus() api.VerifierStatus {
-	var vs api.VerifierStatus
+func (r *Role) verifierStatus() registryapi.VerifierStatus {
+	var vs registryapi.VerifierStatus
 	if t := r.ver.Through(); t >= 0 {
 		v := uint64(t)
 		vs.VerifiedThrough = &v
@@ -48,7 +48,7 @@ func (r *Role) verifierStatus() api.VerifierStatus {
 		vs.PassStartedAt = descriptor.FormatTime(time.Unix(0, ns))
 	}
 	if f := r.lastFailure.Load(); f != nil {
-		vs.LastFailure = &api.VerifyFailure{Version: f.m.version, Check: f.m.check,
+		vs.LastFailure = &registryapi.VerifyFailure{Version: f.m.version, Check: f.m.check,
 			At: descriptor.FormatTime(f.at), Message: f.m.detail}
 	}
 	return vs

@@ -10,7 +10,7 @@ import (
 	"strconv"
 
 	"github.com/ronhq/ron/roles/gateway/tenant"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
 // member is one member a tenant item may have.

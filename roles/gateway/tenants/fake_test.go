@@ -10,14 +10,14 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/registry/api"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
 // errDown is the fake registry's answer while it is down.
 var errDown = httpx.NewError(http.StatusBadGateway, httpx.CodeUpstreamUnavailable, "registry down")
 
-// fakeRegistry is an api.Client over in-memory versions. Watch hands out a
+// fakeRegistry is a registryapi.Client over in-memory versions. Watch hands out a
 // channel the test feeds with announce; it is closed when the watch's ctx
 // ends or the test calls drop.
 type fakeRegistry struct {
@@ -32,11 +32,11 @@ type fakeRegistry struct {
 	heads      []time.Time
 	watches    []time.Time
 	since      []*uint64
-	ch         chan api.Update
+	ch         chan registryapi.Update
 	closeCh    func()
 }
 
-var _ api.Client = (*fakeRegistry)(nil)
+var _ registryapi.Client = (*fakeRegistry)(nil)
 
 func newFakeRegistry(t *testing.T) *fakeRegistry {
 	return &fakeRegistry{t: t, versions: map[uint64]descriptor.Artifact{}}
@@ -44,7 +44,7 @@ func newFakeRegistry(t *testing.T) *fakeRegistry {
 
 // commit adds version v with the tenant items, chained on v−1 (or genesis),
 // makes it HEAD and returns its announcement.
-func (r *fakeRegistry) commit(v uint64, items ...map[string]any) api.Update {
+func (r *fakeRegistry) commit(v uint64, items ...map[string]any) registryapi.Update {
 	r.t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -55,11 +55,11 @@ func (r *fakeRegistry) commit(v uint64, items ...map[string]any) api.Update {
 	s := validSet(r.t, v, prev, items...)
 	r.versions[v] = artifactOf(s)
 	r.head = max(r.head, v)
-	return api.Update{Version: v, PayloadB3: s.B3, CommittedAt: s.CreatedAt}
+	return registryapi.Update{Version: v, PayloadB3: s.B3, CommittedAt: s.CreatedAt}
 }
 
 // announce sends u on the open watch; it fails the test when none is open.
-func (r *fakeRegistry) announce(u api.Update) {
+func (r *fakeRegistry) announce(u registryapi.Update) {
 	r.t.Helper()
 	r.mu.Lock()
 	ch := r.ch
@@ -94,15 +94,15 @@ func (r *fakeRegistry) calls() (gets []uint64, heads, watches []time.Time) {
 	return slices.Clone(r.gets), slices.Clone(r.heads), slices.Clone(r.watches)
 }
 
-func (r *fakeRegistry) Head(ctx context.Context) (api.Head, error) {
+func (r *fakeRegistry) Head(ctx context.Context) (registryapi.Head, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.heads = append(r.heads, time.Now())
 	if r.down {
-		return api.Head{}, errDown
+		return registryapi.Head{}, errDown
 	}
 	a := r.versions[r.head]
-	return api.Head{Version: a.Version, PayloadB3: a.PayloadB3, CommittedAt: a.CommittedAt}, nil
+	return registryapi.Head{Version: a.Version, PayloadB3: a.PayloadB3, CommittedAt: a.CommittedAt}, nil
 }
 
 func (r *fakeRegistry) Get(ctx context.Context, v uint64) (descriptor.Artifact, []byte, error) {
@@ -119,7 +119,7 @@ func (r *fakeRegistry) Get(ctx context.Context, v uint64) (descriptor.Artifact, 
 	return a, nil, nil
 }
 
-func (r *fakeRegistry) Watch(ctx context.Context, since *uint64) (<-chan api.Update, error) {
+func (r *fakeRegistry) Watch(ctx context.Context, since *uint64) (<-chan registryapi.Update, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.watches = append(r.watches, time.Now())
@@ -131,7 +131,7 @@ func (r *fakeRegistry) Watch(ctx context.Context, since *uint64) (<-chan api.Upd
 	if r.ch != nil {
 		r.t.Error("second watch while one is open")
 	}
-	ch := make(chan api.Update, 64)
+	ch := make(chan registryapi.Update, 64)
 	var once sync.Once
 	closeCh := func() { once.Do(func() { close(ch) }) }
 	r.ch, r.closeCh = ch, closeCh
@@ -149,26 +149,26 @@ func (r *fakeRegistry) Watch(ctx context.Context, since *uint64) (<-chan api.Upd
 
 var errReadOnly = errors.New("fake registry: read only")
 
-func (r *fakeRegistry) Propose(context.Context, descriptor.ProposeRequest) (api.Proposed, error) {
-	return api.Proposed{}, errReadOnly
+func (r *fakeRegistry) Propose(context.Context, descriptor.ProposeRequest) (registryapi.Proposed, error) {
+	return registryapi.Proposed{}, errReadOnly
 }
 
-func (r *fakeRegistry) ProposeRaw(context.Context, []byte) (api.Proposed, error) {
-	return api.Proposed{}, errReadOnly
+func (r *fakeRegistry) ProposeRaw(context.Context, []byte) (registryapi.Proposed, error) {
+	return registryapi.Proposed{}, errReadOnly
 }
 
-func (r *fakeRegistry) Proposals(context.Context) ([]api.ProposalSummary, error) {
+func (r *fakeRegistry) Proposals(context.Context) ([]registryapi.ProposalSummary, error) {
 	return nil, errReadOnly
 }
 
-func (r *fakeRegistry) Proposal(context.Context, string) (api.Proposal, error) {
-	return api.Proposal{}, errReadOnly
+func (r *fakeRegistry) Proposal(context.Context, string) (registryapi.Proposal, error) {
+	return registryapi.Proposal{}, errReadOnly
 }
 
-func (r *fakeRegistry) Approve(context.Context, string, descriptor.Approval) (api.ApprovalResult, error) {
-	return api.ApprovalResult{}, errReadOnly
+func (r *fakeRegistry) Approve(context.Context, string, descriptor.Approval) (registryapi.ApprovalResult, error) {
+	return registryapi.ApprovalResult{}, errReadOnly
 }
 
-func (r *fakeRegistry) Commit(context.Context, string) (api.Committed, error) {
-	return api.Committed{}, errReadOnly
+func (r *fakeRegistry) Commit(context.Context, string) (registryapi.Committed, error) {
+	return registryapi.Committed{}, errReadOnly
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
 // signerKey is a deterministic test signer key.

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/ronhq/ron/roles/registry/api"
+	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/runtime"
 )
 
@@ -89,7 +89,7 @@ func newestEvent(c <-chan runtime.Event, ev runtime.Event) (runtime.RegistryUpda
 }
 
 // newestUpdate returns the newest of u and the updates already queued on c.
-func newestUpdate(c <-chan api.Update, u api.Update) api.Update {
+func newestUpdate(c <-chan registryapi.Update, u registryapi.Update) registryapi.Update {
 	for {
 		select {
 		case next, open := <-c:

@@ -8,16 +8,16 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/ronhq/ron/roles/registry/api"
+	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/runtime"
 )
 
 // FollowerOptions configure NewFollower.
 type FollowerOptions struct {
-	// Client reads the registry (api.LocalClient when it is co-located,
-	// api.HTTPClient over registry_url otherwise). Nil: no registry; the
+	// Client reads the registry (httpapi.LocalClient when it is co-located,
+	// registryapi.HTTPClient over registry_url otherwise). Nil: no registry; the
 	// table is config only and Run returns at once.
-	Client api.Client
+	Client registryapi.Client
 	// Bus, when set, replaces Client.Watch as the source of new versions
 	// with the RegistryUpdated events of the co-located registry
 	// (docs/gateway.md §7); Head and Get still go through Client.
@@ -42,7 +42,7 @@ type FollowerOptions struct {
 // §7). Its Run is the one goroutine that talks to the registry; SetConfig
 // may be called from any goroutine.
 type Follower struct {
-	client api.Client
+	client registryapi.Client
 	bus    *runtime.Bus
 	apply  func(*Table)
 	log    zerolog.Logger

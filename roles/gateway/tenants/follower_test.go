@@ -11,7 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/roles/gateway/tenant"
-	"github.com/ronhq/ron/roles/registry/api"
+	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/runtime"
 )
 
@@ -215,16 +215,16 @@ func TestFollowerGapAppliesNewest(t *testing.T) {
 }
 
 func TestNewestUpdate(t *testing.T) {
-	ch := make(chan api.Update, 8)
+	ch := make(chan registryapi.Update, 8)
 	for _, v := range []uint64{5, 7, 6} {
-		ch <- api.Update{Version: v}
+		ch <- registryapi.Update{Version: v}
 	}
-	if got := newestUpdate(ch, api.Update{Version: 4}); got.Version != 7 || len(ch) != 0 {
+	if got := newestUpdate(ch, registryapi.Update{Version: 4}); got.Version != 7 || len(ch) != 0 {
 		t.Fatalf("newest %d, %d left", got.Version, len(ch))
 	}
-	ch <- api.Update{Version: 1}
+	ch <- registryapi.Update{Version: 1}
 	close(ch)
-	if got := newestUpdate(ch, api.Update{Version: 3}); got.Version != 3 {
+	if got := newestUpdate(ch, registryapi.Update{Version: 3}); got.Version != 3 {
 		t.Fatalf("newest %d", got.Version)
 	}
 }
@@ -237,7 +237,7 @@ func TestFollowerIgnoresStaleAndDuplicates(t *testing.T) {
 		u2 := reg.commit(2)
 		h := startFollower(t, reg, FollowerOptions{Defaults: defs})
 		defer h.stop()
-		for _, u := range []api.Update{u2, u1, u0, u2} {
+		for _, u := range []registryapi.Update{u2, u1, u0, u2} {
 			reg.announce(u)
 			synctest.Wait()
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/httpx/client"
-	"github.com/ronhq/ron/roles/registry/api"
+	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/registry/registrytest"
 )
 
@@ -70,7 +70,7 @@ func (rf *runningFollower) waitVersion(t *testing.T, v uint64) *Table {
 // bus with LocalClient reads.
 func TestFollowerWithRealRegistry(t *testing.T) {
 	rr := registrytest.Start(t)
-	hc := api.NewHTTPClient("http://"+rr.Role.Addr(), nil, client.Options{Timeout: 5 * time.Second})
+	hc := registryapi.NewHTTPClient("http://"+rr.Role.Addr(), nil, client.Options{Timeout: 5 * time.Second})
 	defer hc.Close()
 	config := []Item{{ID: "acme", RPS: 1, Weight: 1}}
 	followers := []*runningFollower{

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ronhq/ron/roles/gateway/tenant"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
 // ErrPayload reports a payload that is not a JSON object with an items
@@ -14,8 +14,8 @@ import (
 var ErrPayload = errors.New("descriptor set payload has no readable items")
 
 // ItemsFromSet extracts the tenant items of a committed descriptor set
-// payload (its canonical JSON bytes, as api.Client.Get returns them in
-// Artifact.Payload). The set is first validated as the registry validates
+// payload (its canonical JSON bytes, as registryapi.Client.Get returns them
+// in Artifact.Payload). The set is first validated as the registry validates
 // a committed set (descriptor.ParseCommitted), whose tenant items are then
 // checked against the gateway's rules too (ids starting with "anon:" are
 // reserved). A payload that fails the registry's rules as a whole (a set

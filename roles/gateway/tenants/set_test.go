@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
 func TestItemsFromGoldenSet(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/ronhq/ron/roles/registry/api"
+	"github.com/ronhq/ron/roles/registry/registryapi"
 )
 
 // watchLoop is Run's state when it follows Client.Watch; it belongs to the
@@ -18,7 +18,7 @@ type watchLoop struct {
 
 // subscription is one open Watch.
 type subscription struct {
-	ch     <-chan api.Update
+	ch     <-chan registryapi.Update
 	cancel context.CancelFunc
 }
 
@@ -29,7 +29,7 @@ func (w *watchLoop) run(ctx context.Context) error {
 	head := time.NewTicker(headInterval)
 	defer head.Stop()
 	for {
-		var updates <-chan api.Update
+		var updates <-chan registryapi.Update
 		var due <-chan time.Time
 		if w.sub != nil {
 			updates = w.sub.ch

@@ -3,7 +3,8 @@ package committer
 import (
 	"time"
 
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
 // apply runs one message against the working state (committer goroutine).
@@ -47,8 +48,8 @@ func (c *Committer) applyPropose(b *batch, m *message, now time.Time, lim Limits
 }
 
 // proposedOf is p's 202 body.
-func proposedOf(p *proposal) Proposed {
-	return Proposed{ProposalID: p.id, PayloadB3: p.b3, ExpiresAt: descriptor.FormatTime(p.expiresAt)}
+func proposedOf(p *proposal) registryapi.Proposed {
+	return registryapi.Proposed{ProposalID: p.id, PayloadB3: p.b3, ExpiresAt: descriptor.FormatTime(p.expiresAt)}
 }
 
 // reject turns ev into a rejection event carrying err's code.
@@ -100,6 +101,6 @@ func (c *Committer) approvable(p *proposal) error {
 }
 
 // approvalResult is p's 200 body after an approval.
-func (c *Committer) approvalResult(p *proposal) ApprovalResult {
-	return ApprovalResult{Status: p.status, Approvals: len(p.approvals), Quorum: quorumOf(c.st.quorum())}
+func (c *Committer) approvalResult(p *proposal) registryapi.ApprovalResult {
+	return registryapi.ApprovalResult{Status: p.status, Approvals: len(p.approvals), Quorum: quorumOf(c.st.quorum())}
 }

@@ -4,7 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/roles/registry/segment"
 )
 
@@ -32,9 +33,9 @@ type message struct {
 
 // reply is the committer's answer to one message.
 type reply struct {
-	proposed  Proposed
-	approval  ApprovalResult
-	committed Committed
+	proposed  registryapi.Proposed
+	approval  registryapi.ApprovalResult
+	committed registryapi.Committed
 	repeat    bool // an idempotent repeat: no state change, not counted
 	audit     auditEvent
 	err       error
@@ -48,7 +49,7 @@ type batch struct {
 	replies []reply
 	skip    []bool // the message's ctx had ended: not applied, no reply
 	records []segment.Record
-	commits []Committed
+	commits []registryapi.Committed
 	after   []func()
 	started time.Time
 }

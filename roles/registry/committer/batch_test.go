@@ -8,7 +8,8 @@ import (
 	"testing/synctest"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
 // TestBatchRechecks: messages that passed the handler checks against the
@@ -27,10 +28,10 @@ func TestBatchRechecks(t *testing.T) {
 		next := e.payload(2, a.B3, "next", 0) // extends a, once a is committed
 		var (
 			wg         sync.WaitGroup
-			cm1, cm2   Committed
+			cm1, cm2   registryapi.Committed
 			errs       [5]error
-			dupA, dupB ApprovalResult
-			prop       Proposed
+			dupA, dupB registryapi.ApprovalResult
+			prop       registryapi.Proposed
 		)
 		// batch 1: the same approval twice
 		hold := holdCommitter(e, &wg, e.next("held"))
@@ -77,7 +78,7 @@ func TestBatchRechecks(t *testing.T) {
 
 // submitPropose enqueues a proposal without the handler's chain check, as
 // one that passed it just before HEAD moved would be.
-func (c *Committer) submitPropose(s *descriptor.Set) (Proposed, error) {
+func (c *Committer) submitPropose(s *descriptor.Set) (registryapi.Proposed, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.limits().CommitTimeout)
 	defer cancel()
 	r, err := c.submit(ctx, c.qProposals, endpointPropose, kindPropose, auditEvent{},

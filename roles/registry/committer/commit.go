@@ -6,7 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/roles/registry/segment"
 )
 
@@ -49,8 +50,8 @@ func (c *Committer) applyCommit(b *batch, m *message, now time.Time) reply {
 }
 
 // committedOf is a committed p's 201 body.
-func committedOf(p *proposal) Committed {
-	return Committed{Version: p.commitVer, PayloadB3: p.b3, CommittedAt: p.commitAt}
+func committedOf(p *proposal) registryapi.Committed {
+	return registryapi.Committed{Version: p.commitVer, PayloadB3: p.b3, CommittedAt: p.commitAt}
 }
 
 // validApprovals re-verifies every approval of p against HEAD's signer set.
@@ -67,7 +68,7 @@ func (c *Committer) validApprovals(p *proposal) []descriptor.Approval {
 // moveHead encodes p's artifact with approvals, queues its log record, and
 // commits p in memory: HEAD moves, p becomes a committed tombstone, and the
 // other open proposals for that version become stale.
-func (c *Committer) moveHead(b *batch, p *proposal, approvals []descriptor.Approval, now time.Time, corrID string) (Committed, error) {
+func (c *Committer) moveHead(b *batch, p *proposal, approvals []descriptor.Approval, now time.Time, corrID string) (registryapi.Committed, error) {
 	st := c.st
 	at := c.nextCommittedAt(now)
 	art, err := descriptor.EncodeArtifact(descriptor.Artifact{
@@ -75,21 +76,21 @@ func (c *Committer) moveHead(b *batch, p *proposal, approvals []descriptor.Appro
 		Approvals: approvals, PrevHash: p.set.PrevHash, CommittedAt: at,
 	})
 	if err != nil {
-		return Committed{}, errInternal("encode artifact: %v", err)
+		return registryapi.Committed{}, errInternal("encode artifact: %v", err)
 	}
 	if len(art) > MaxLeafBytes {
-		return Committed{}, errInternal("artifact of %d bytes exceeds the %d-byte leaf limit", len(art), MaxLeafBytes)
+		return registryapi.Committed{}, errInternal("artifact of %d bytes exceeds the %d-byte leaf limit", len(art), MaxLeafBytes)
 	}
 	h, err := newHead(p.set, art, at)
 	if err != nil {
-		return Committed{}, errInternal("head: %v", err)
+		return registryapi.Committed{}, errInternal("head: %v", err)
 	}
 	p.approvals, p.commitVer, p.commitAt = approvals, p.version, at
 	st.closeAs(p, StatusCommitted, now)
 	st.setHead(h)
 	c.markStale(b, now)
 	b.records = append(b.records, segment.Record{Version: p.version, CorrID: cleanCorrID(corrID), Artifact: art})
-	cm := Committed{Version: p.version, PayloadB3: p.b3, CommittedAt: at, CorrID: corrID, Artifact: art}
+	cm := registryapi.Committed{Version: p.version, PayloadB3: p.b3, CommittedAt: at, CorrID: corrID, Artifact: art}
 	b.commits = append(b.commits, cm)
 	return cm, nil
 }

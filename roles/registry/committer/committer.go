@@ -9,7 +9,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/roles/registry/segment"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store/kv"
@@ -38,7 +39,7 @@ type Options struct {
 	Logger zerolog.Logger
 	// OnCommit is called for each new commit after its snapshot swap and
 	// reply, in commit order, on the committer goroutine: it must not block.
-	OnCommit func(Committed)
+	OnCommit func(registryapi.Committed)
 	// CPU is the semaphore Approve takes around signature checks; nil = a
 	// private one of size GOMAXPROCS.
 	CPU chan struct{}
@@ -55,7 +56,7 @@ type Committer struct {
 	now      Clock
 	mt       *meters
 	logger   zerolog.Logger
-	onCommit func(Committed)
+	onCommit func(registryapi.Committed)
 	cpu      chan struct{}
 
 	qProposals *runtime.Queue[*message]

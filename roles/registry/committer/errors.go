@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
 // Retry-After values of docs/registry.md §3.

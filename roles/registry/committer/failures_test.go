@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/roles/registry/segment"
 )
 
@@ -236,7 +237,7 @@ func TestPanicRestart(t *testing.T) {
 		e := newEnv(t, memBackend)
 		defer e.close()
 		var once sync.Once
-		e.c.onCommit = func(Committed) { once.Do(func() { panic("boom") }) }
+		e.c.onCommit = func(registryapi.Committed) { once.Do(func() { panic("boom") }) }
 		_, c1 := e.cycle("a")
 		time.Sleep(time.Second) // past the restart backoff
 		synctest.Wait()

@@ -6,7 +6,8 @@ import (
 	"testing/synctest"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
 // TestGroupCommit: commits queued while the committer is busy are taken as
@@ -32,7 +33,7 @@ func testGroupCommit(t *testing.T, b backend) {
 	var wg sync.WaitGroup
 	hold := holdCommitter(e, &wg, e.next("held"))
 	results := make([]error, n)
-	won := make([]Committed, n)
+	won := make([]registryapi.Committed, n)
 	for i, s := range sets {
 		wg.Go(func() { won[i], results[i] = e.commit(s) })
 	}

@@ -9,7 +9,8 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
 // TestHappyPath runs propose → approve ×2 → commit with M=2, N=3 on both
@@ -37,11 +38,11 @@ func testHappyPath(t *testing.T, b backend) {
 		t.Fatalf("open proposals %+v", got)
 	}
 	r1 := e.mustApprove(s, 1)
-	if r1 != (ApprovalResult{Status: StatusPending, Approvals: 1, Quorum: Quorum{2, 3}}) {
+	if r1 != (registryapi.ApprovalResult{Status: StatusPending, Approvals: 1, Quorum: registryapi.Quorum{M: 2, N: 3}}) {
 		t.Fatalf("approve 1: %+v", r1)
 	}
 	r2 := e.mustApprove(s, 3)
-	if r2 != (ApprovalResult{Status: StatusQuorumMet, Approvals: 2, Quorum: Quorum{2, 3}}) {
+	if r2 != (registryapi.ApprovalResult{Status: StatusQuorumMet, Approvals: 2, Quorum: registryapi.Quorum{M: 2, N: 3}}) {
 		t.Fatalf("approve 3: %+v", r2)
 	}
 	cm := e.mustCommit(s)
@@ -78,13 +79,13 @@ func testHappyPath(t *testing.T, b backend) {
 }
 
 // checkHead checks the HEAD snapshot against a commit.
-func checkHead(t *testing.T, e *env, cm Committed) {
+func checkHead(t *testing.T, e *env, cm registryapi.Committed) {
 	t.Helper()
 	h := e.c.Head()
 	if h.Version != cm.Version || h.PayloadB3 != cm.PayloadB3 || h.CommittedAt != cm.CommittedAt {
 		t.Fatalf("head %d %s %s, want %+v", h.Version, h.PayloadB3, h.CommittedAt, cm)
 	}
-	var body Committed
+	var body registryapi.Committed
 	if err := json.Unmarshal(h.Body, &body); err != nil || body.Version != cm.Version || body.PayloadB3 != cm.PayloadB3 {
 		t.Fatalf("head body %s: %v", h.Body, err)
 	}
@@ -94,20 +95,20 @@ func checkHead(t *testing.T, e *env, cm Committed) {
 }
 
 // checkCommittedView checks GET /registry/proposals/{id} of a committed one.
-func checkCommittedView(t *testing.T, e *env, s *descriptor.Set, cm Committed) {
+func checkCommittedView(t *testing.T, e *env, s *descriptor.Set, cm registryapi.Committed) {
 	t.Helper()
 	v, err := e.c.Proposal(descriptor.ProposalID(s.B3))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v.Status != StatusCommitted || v.CommittedVersion == nil || *v.CommittedVersion != cm.Version ||
-		string(v.Payload) != string(s.Canonical) || v.Quorum != (Quorum{2, 3}) {
+		string(v.Payload) != string(s.Canonical) || v.Quorum != (registryapi.Quorum{M: 2, N: 3}) {
 		t.Fatalf("view %+v", v)
 	}
 }
 
 // checkArtifact reads the committed version from the log.
-func checkArtifact(t *testing.T, e *env, s *descriptor.Set, cm Committed, signers []string) {
+func checkArtifact(t *testing.T, e *env, s *descriptor.Set, cm registryapi.Committed, signers []string) {
 	t.Helper()
 	rec, err := e.log.Read(cm.Version)
 	if err != nil {

@@ -19,7 +19,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/roles/registry/segment"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store/kv"
@@ -110,7 +111,7 @@ type env struct {
 	clockMu sync.Mutex
 
 	mu      sync.Mutex
-	commits []Committed // OnCommit calls
+	commits []registryapi.Committed // OnCommit calls
 	onHold  chan struct{}
 }
 
@@ -253,7 +254,7 @@ func (e *env) close() {
 	}
 }
 
-func (e *env) onCommit(c Committed) {
+func (e *env) onCommit(c registryapi.Committed) {
 	e.mu.Lock()
 	e.commits = append(e.commits, c)
 	hold := e.onHold
@@ -263,10 +264,10 @@ func (e *env) onCommit(c Committed) {
 	}
 }
 
-func (e *env) committedCalls() []Committed {
+func (e *env) committedCalls() []registryapi.Committed {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return append([]Committed(nil), e.commits...)
+	return append([]registryapi.Committed(nil), e.commits...)
 }
 
 // genesis is version 0 with signers 1..3 and quorum 2 of 3.
@@ -326,15 +327,15 @@ func (e *env) sign(k byte, s *descriptor.Set) descriptor.Approval {
 	return descriptor.Sign(testKey(k), signerID(k), s.B3, e.now())
 }
 
-func (e *env) propose(s *descriptor.Set) (Proposed, error) {
+func (e *env) propose(s *descriptor.Set) (registryapi.Proposed, error) {
 	return e.c.Propose(context.Background(), s, "corr-propose")
 }
 
-func (e *env) approve(s *descriptor.Set, k byte) (ApprovalResult, error) {
+func (e *env) approve(s *descriptor.Set, k byte) (registryapi.ApprovalResult, error) {
 	return e.c.Approve(context.Background(), descriptor.ProposalID(s.B3), e.sign(k, s), "corr-approve")
 }
 
-func (e *env) commit(s *descriptor.Set) (Committed, error) {
+func (e *env) commit(s *descriptor.Set) (registryapi.Committed, error) {
 	return e.c.Commit(context.Background(), descriptor.ProposalID(s.B3), "corr-commit")
 }
 
@@ -349,13 +350,17 @@ func must[T any](t *testing.T) func(v T, err error) T {
 	}
 }
 
-func (e *env) mustPropose(s *descriptor.Set) Proposed { return must[Proposed](e.t)(e.propose(s)) }
-
-func (e *env) mustApprove(s *descriptor.Set, k byte) ApprovalResult {
-	return must[ApprovalResult](e.t)(e.approve(s, k))
+func (e *env) mustPropose(s *descriptor.Set) registryapi.Proposed {
+	return must[registryapi.Proposed](e.t)(e.propose(s))
 }
 
-func (e *env) mustCommit(s *descriptor.Set) Committed { return must[Committed](e.t)(e.commit(s)) }
+func (e *env) mustApprove(s *descriptor.Set, k byte) registryapi.ApprovalResult {
+	return must[registryapi.ApprovalResult](e.t)(e.approve(s, k))
+}
+
+func (e *env) mustCommit(s *descriptor.Set) registryapi.Committed {
+	return must[registryapi.Committed](e.t)(e.commit(s))
+}
 
 // proposeApproved proposes s and approves it with keys (default 1 and 2).
 func (e *env) proposeApproved(s *descriptor.Set, keys ...byte) {
@@ -370,7 +375,7 @@ func (e *env) proposeApproved(s *descriptor.Set, keys ...byte) {
 }
 
 // cycle runs propose → approve 1,2 → commit of a set extending HEAD.
-func (e *env) cycle(note string, keys ...byte) (*descriptor.Set, Committed) {
+func (e *env) cycle(note string, keys ...byte) (*descriptor.Set, registryapi.Committed) {
 	e.t.Helper()
 	s := e.next(note, keys...)
 	e.proposeApproved(s)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/roles/registry/segment"
 )
 

@@ -4,7 +4,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/runtime"
 )
 

@@ -8,20 +8,21 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
 // entry is the immutable read view of one proposal.
 type entry struct {
 	view      ProposalView
-	summary   ProposalSummary
+	summary   registryapi.ProposalSummary
 	prevHash  string
 	open      bool
 	expired   bool
 	proposed  time.Time
 	expiresAt time.Time
 	closedAt  time.Time
-	committed *Committed // committed: the idempotent 201 body
+	committed *registryapi.Committed // committed: the idempotent 201 body
 }
 
 // snapshot is everything readers see; published whole after each durable
@@ -74,12 +75,12 @@ func entryOf(p *proposal, q descriptor.Quorum) *entry {
 	if p.set != nil {
 		e.view.Payload, e.prevHash = json.RawMessage(p.set.Canonical), p.set.PrevHash
 	}
-	e.summary = ProposalSummary{ProposalID: p.id, Version: p.version, PayloadB3: p.b3, Status: p.status,
+	e.summary = registryapi.ProposalSummary{ProposalID: p.id, Version: p.version, PayloadB3: p.b3, Status: p.status,
 		Approvals: len(p.approvals), ExpiresAt: e.view.ExpiresAt}
 	if p.status == StatusCommitted {
 		v := p.commitVer
 		e.view.CommittedVersion = &v
-		e.committed = &Committed{Version: p.commitVer, PayloadB3: p.b3, CommittedAt: p.commitAt}
+		e.committed = &registryapi.Committed{Version: p.commitVer, PayloadB3: p.b3, CommittedAt: p.commitAt}
 	}
 	return e
 }
@@ -185,10 +186,10 @@ func (c *Committer) Proposal(id string) (ProposalView, error) {
 
 // OpenProposals returns the open (pending or quorum_met, not yet past
 // expires_at) proposals, oldest first.
-func (c *Committer) OpenProposals() []ProposalSummary {
+func (c *Committer) OpenProposals() []registryapi.ProposalSummary {
 	now := c.now()
 	s := c.snap.Load()
-	out := make([]ProposalSummary, 0, len(s.open))
+	out := make([]registryapi.ProposalSummary, 0, len(s.open))
 	for _, e := range s.open {
 		if now.Before(e.expiresAt) {
 			out = append(out, e.summary)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
 // TestNextSnapshotCopiesOnlyChangedShards: a published snapshot never

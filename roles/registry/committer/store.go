@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/store/kv"
 )
 

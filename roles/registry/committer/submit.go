@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/runtime"
 )
 
@@ -16,23 +17,23 @@ import (
 // repeats the chain check and the open-proposal cap (429 busy). Errors are
 // *httpx.Error: 429 busy (queue full), 503 not_ready/draining, 503 timeout
 // (no reply within commit_timeout; propose is idempotent, retry).
-func (c *Committer) Propose(ctx context.Context, s *descriptor.Set, corrID string) (Proposed, error) {
+func (c *Committer) Propose(ctx context.Context, s *descriptor.Set, corrID string) (registryapi.Proposed, error) {
 	if s == nil {
-		return Proposed{}, errInternal("propose: nil set")
+		return registryapi.Proposed{}, errInternal("propose: nil set")
 	}
 	id := descriptor.ProposalID(s.B3)
 	ev := auditEvent{proposalID: id, b3: s.B3, corrID: corrID}.withVersion(s.Version)
 	if err := c.ready.admit(); err != nil {
-		return Proposed{}, c.rejectEarly(kindPropose, ev, err)
+		return registryapi.Proposed{}, c.rejectEarly(kindPropose, ev, err)
 	}
 	snap, lim := c.snap.Load(), c.limits()
 	if err := s.CheckChain(snap.head.Version, snap.head.PayloadB3); err != nil {
-		return Proposed{}, c.rejectEarly(kindPropose, ev, err)
+		return registryapi.Proposed{}, c.rejectEarly(kindPropose, ev, err)
 	}
 	if e := snap.props.get(id); e != nil && e.open && c.now().Before(e.expiresAt) {
 		ev.event = evProposeAccepted
 		c.emit(ev) // an idempotent repeat: audited, not counted
-		return Proposed{ProposalID: id, PayloadB3: s.B3, ExpiresAt: e.view.ExpiresAt}, nil
+		return registryapi.Proposed{ProposalID: id, PayloadB3: s.B3, ExpiresAt: e.view.ExpiresAt}, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, lim.CommitTimeout)
 	defer cancel()
@@ -47,13 +48,13 @@ func (c *Committer) Propose(ctx context.Context, s *descriptor.Set, corrID strin
 // algo, signer in HEAD's set and signature (422 invalid_sig, under the CPU
 // semaphore), then duplicate (409 duplicate_approval {approvals, status,
 // same_sig}); the committer re-checks base version and duplicates.
-func (c *Committer) Approve(ctx context.Context, id string, a descriptor.Approval, corrID string) (ApprovalResult, error) {
+func (c *Committer) Approve(ctx context.Context, id string, a descriptor.Approval, corrID string) (registryapi.ApprovalResult, error) {
 	ev := auditEvent{proposalID: id, signerID: a.SignerID, corrID: corrID}
 	if err := c.ready.admit(); err != nil {
-		return ApprovalResult{}, c.rejectEarly(kindApprove, ev, err)
+		return registryapi.ApprovalResult{}, c.rejectEarly(kindApprove, ev, err)
 	}
 	if err := descriptor.ParseProposalID(id); err != nil {
-		return ApprovalResult{}, c.rejectEarly(kindApprove, ev, err)
+		return registryapi.ApprovalResult{}, c.rejectEarly(kindApprove, ev, err)
 	}
 	lim := c.limits()
 	ctx, cancel := context.WithTimeout(ctx, lim.CommitTimeout)
@@ -65,7 +66,7 @@ func (c *Committer) Approve(ctx context.Context, id string, a descriptor.Approva
 		ev = ev.withVersion(e.view.Version)
 	}
 	if err != nil {
-		return ApprovalResult{}, c.rejectEarly(kindApprove, ev, err)
+		return registryapi.ApprovalResult{}, c.rejectEarly(kindApprove, ev, err)
 	}
 	r, err := c.submit(ctx, c.qApprovals, endpointApprove, kindApprove, ev,
 		&message{kind: kindApprove, id: id, approval: a, verifiedAt: snap.head.Version, corrID: corrID})
@@ -115,18 +116,18 @@ func (c *Committer) verify(ctx context.Context, set *descriptor.SignerSet, a des
 // the quorum (422 quorum_failed {have, need}) and re-verifies every
 // approval before it appends. The 201 goes out only after both fsyncs and
 // the snapshot swap. 503 timeout means the commit may still land: retry.
-func (c *Committer) Commit(ctx context.Context, id string, corrID string) (Committed, error) {
+func (c *Committer) Commit(ctx context.Context, id string, corrID string) (registryapi.Committed, error) {
 	ev := auditEvent{proposalID: id, corrID: corrID}
 	if err := c.ready.admit(); err != nil {
-		return Committed{}, c.rejectEarly(kindCommit, ev, err)
+		return registryapi.Committed{}, c.rejectEarly(kindCommit, ev, err)
 	}
 	if err := descriptor.ParseProposalID(id); err != nil {
-		return Committed{}, c.rejectEarly(kindCommit, ev, err)
+		return registryapi.Committed{}, c.rejectEarly(kindCommit, ev, err)
 	}
 	lim := c.limits()
 	e, err := c.snap.Load().lookup(id, c.now(), lim.TombstoneTTL)
 	if err != nil {
-		return Committed{}, c.rejectEarly(kindCommit, ev, err)
+		return registryapi.Committed{}, c.rejectEarly(kindCommit, ev, err)
 	}
 	if e.committed != nil {
 		c.emit(auditEvent{event: evCommitAccepted, proposalID: id, b3: e.committed.PayloadB3, corrID: corrID}.

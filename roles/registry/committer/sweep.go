@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
 // expireIfDue closes an open p whose expires_at has passed (its tombstone

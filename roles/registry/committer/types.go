@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/roles/registry/segment"
 )
 
@@ -77,37 +78,8 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// Quorum is the JSON shape {m, n} of the responses.
-type Quorum struct {
-	M int `json:"m"`
-	N int `json:"n"`
-}
-
-func quorumOf(q descriptor.Quorum) Quorum { return Quorum{M: q.M, N: q.N} }
-
-// Proposed is the 202 body of POST /registry/proposals.
-type Proposed struct {
-	ProposalID string `json:"proposal_id"`
-	PayloadB3  string `json:"payload_b3"`
-	ExpiresAt  string `json:"expires_at"`
-}
-
-// ApprovalResult is the 200 body of POST /registry/approvals/{id}.
-type ApprovalResult struct {
-	Status    string `json:"status"`
-	Approvals int    `json:"approvals"`
-	Quorum    Quorum `json:"quorum"`
-}
-
-// Committed is the 201 body of POST /registry/commit/{id}. CorrID and
-// Artifact are set only on the first, durable success (what OnCommit
-// receives); an idempotent retry carries the same JSON body without them.
-type Committed struct {
-	Version     uint64 `json:"version"`
-	PayloadB3   string `json:"payload_b3"`
-	CommittedAt string `json:"committed_at"`
-	CorrID      string `json:"-"`
-	Artifact    []byte `json:"-"`
+func quorumOf(q descriptor.Quorum) registryapi.Quorum {
+	return registryapi.Quorum{M: q.M, N: q.N}
 }
 
 // ProposalView is the 200 body of GET /registry/proposals/{id}. Views are
@@ -119,20 +91,10 @@ type ProposalView struct {
 	Payload          json.RawMessage       `json:"payload"`
 	PayloadB3        string                `json:"payload_b3"`
 	Approvals        []descriptor.Approval `json:"approvals"`
-	Quorum           Quorum                `json:"quorum"`
+	Quorum           registryapi.Quorum    `json:"quorum"`
 	ProposedAt       string                `json:"proposed_at"`
 	ExpiresAt        string                `json:"expires_at"`
 	CommittedVersion *uint64               `json:"committed_version,omitempty"`
-}
-
-// ProposalSummary is one item of GET /registry/proposals.
-type ProposalSummary struct {
-	ProposalID string `json:"proposal_id"`
-	Version    uint64 `json:"version"`
-	PayloadB3  string `json:"payload_b3"`
-	Status     string `json:"status"`
-	Approvals  int    `json:"approvals"`
-	ExpiresAt  string `json:"expires_at"`
 }
 
 // Head is one durable HEAD: the committed set, its artifact bytes (the

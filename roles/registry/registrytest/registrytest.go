@@ -14,8 +14,9 @@ import (
 
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/registry"
-	"github.com/ronhq/ron/roles/registry/api"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/httpapi"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/runtime"
 )
 
@@ -25,10 +26,10 @@ const Wait = 20 * time.Second
 // Live is a started registry role; it stops at the test's cleanup.
 type Live struct {
 	Role   *registry.Role
-	Bus    *runtime.Bus       // the bus the role publishes RegistryUpdated on
-	Local  *api.LocalClient   // its in-process client
-	Signer string             // the dev signer's id
-	Key    ed25519.PrivateKey // the dev signer's key
+	Bus    *runtime.Bus         // the bus the role publishes RegistryUpdated on
+	Local  *httpapi.LocalClient // its in-process client
+	Signer string               // the dev signer's id
+	Key    ed25519.PrivateKey   // the dev signer's key
 	t      testing.TB
 }
 
@@ -67,12 +68,12 @@ func Start(t testing.TB) *Live {
 	if !ok {
 		t.Fatal("no dev signer")
 	}
-	return &Live{Role: r, Bus: bus, Local: api.NewLocalClient(r.API()), Signer: id, Key: key, t: t}
+	return &Live{Role: r, Bus: bus, Local: httpapi.NewLocalClient(r.API()), Signer: id, Key: key, t: t}
 }
 
 // Commit proposes, approves (with the dev signer) and commits the next
 // version: HEAD's signers and quorum plus items.
-func (l *Live) Commit(items ...map[string]any) api.Committed {
+func (l *Live) Commit(items ...map[string]any) registryapi.Committed {
 	l.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), Wait)
 	defer cancel()

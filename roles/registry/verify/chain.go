@@ -6,7 +6,7 @@ import (
 	"errors"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
 // chain runs the per-version semantic checks over consecutive leaves,

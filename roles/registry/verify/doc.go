@@ -1,9 +1,9 @@
 // Package verify is `ron registry verify`, the registry's independent
 // verifier (docs/registry.md §9). It talks to a registry only through its
 // public HTTP API and checks the log with golang.org/x/mod/sumdb/note and
-// golang.org/x/mod/sumdb/tlog (plus roles/registry/descriptor for the
-// per-version semantic rules); it shares no storage or tree code with the
-// server (roles/registry/tiles is never imported).
+// golang.org/x/mod/sumdb/tlog (plus roles/registry/registryapi/descriptor
+// for the per-version semantic rules); it shares no storage or tree code
+// with the server (roles/registry/tiles is never imported).
 //
 // Run does the docs/registry.md §9 steps in order:
 //

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
 
 // DefaultRequestTimeout bounds each HTTP request when Options.RequestTimeout

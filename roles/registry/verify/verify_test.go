@@ -13,7 +13,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/registry/descriptor"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/roles/registry/tiles"
 )
 
