@@ -5,11 +5,11 @@ import (
 	"net/http"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/clusterindex"
 	"github.com/ronhq/ron/roles/edge"
 	"github.com/ronhq/ron/roles/gateway"
 	"github.com/ronhq/ron/roles/index"
-	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/indexapi"
+	"github.com/ronhq/ron/roles/index/indexapi/clusterindex"
 	"github.com/ronhq/ron/roles/registry"
 	"github.com/ronhq/ron/roles/registry/httpapi"
 	"github.com/ronhq/ron/roles/registry/registryapi"
@@ -134,7 +134,7 @@ func storageURL(c storage.Config, r *storage.Role) string {
 // answer is 503 not_ready, which the announcer retries.
 type localIndex struct{ r *index.Role }
 
-func (l localIndex) Announce(ctx context.Context, recs []indexdb.Announcement) (int, int, error) {
+func (l localIndex) Announce(ctx context.Context, recs []indexapi.Announcement) (int, int, error) {
 	h := l.r.Handlers()
 	if h == nil {
 		return 0, 0, httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNotReady, "the local index has not started")
@@ -173,8 +173,8 @@ func newEdge(d *Deps) (runtime.Role, error) {
 // localIndexClient is a reader's client of the co-located index: in
 // cluster mode wrapped so that providers whose node is not alive come last
 // (docs/cluster.md §7).
-func localIndexClient(d *Deps, ix *index.Role) func() index.Client {
-	return func() index.Client {
+func localIndexClient(d *Deps, ix *index.Role) func() indexapi.Client {
+	return func() indexapi.Client {
 		return clusterindex.Wrap(index.NewLocalClient(ix.Handlers()), d.Cluster)
 	}
 }

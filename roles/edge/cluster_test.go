@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/cluster/rendezvous"
 	"github.com/ronhq/ron/store"
@@ -36,7 +36,7 @@ func (m *memberIndex) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(index.ProviderList{B3: raw, Providers: []index.ProviderInfo{{Node: "s1", Addr: m.provider}}})
+	_ = json.NewEncoder(w).Encode(indexapi.ProviderList{B3: raw, Providers: []indexapi.ProviderInfo{{Node: "s1", Addr: m.provider}}})
 }
 
 func (m *memberIndex) calls() []string {

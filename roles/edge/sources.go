@@ -11,9 +11,9 @@ import (
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/httpx/inproc"
-	"github.com/ronhq/ron/roles/clusterindex"
 	"github.com/ronhq/ron/roles/edge/objects"
-	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/roles/index/indexapi"
+	"github.com/ronhq/ron/roles/index/indexapi/clusterindex"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/store"
 )
@@ -25,7 +25,7 @@ import (
 type Locals struct {
 	Storage     func() http.Handler
 	StorageURL  func() string // the co-located storage's advertised URL, skipped among providers
-	IndexClient func() index.Client
+	IndexClient func() indexapi.Client
 }
 
 // colocated reports whether role runs in this process.
@@ -57,13 +57,13 @@ type sources struct {
 	storage        *objects.Source
 	providers      func(ctx context.Context, id store.ID) ([]string, error)
 	providerClient *http.Client
-	index          index.Client
+	index          indexapi.Client
 	storageURL     func() string
 	maxProviders   func() int
 
 	region                       string // the providers lookup's region: the node's zone ("" = the index's)
 	transport, providerTransport *http.Transport
-	httpIndex                    *index.HTTPClient     // closed at stop; nil when in-process or none
+	httpIndex                    *indexapi.HTTPClient  // closed at stop; nil when in-process or none
 	members                      *clusterindex.Members // the index members' clients; nil unless they serve
 	describe                     []string
 }
@@ -120,7 +120,7 @@ func (s *sources) buildIndex(so sourceOptions) {
 		s.index = so.local.IndexClient()
 		s.describe = append(s.describe, "index (in-process)")
 	case so.cfg.IndexURL != "":
-		s.httpIndex = index.NewHTTPClient(so.cfg.IndexURL, bearerOf(so.token), opt)
+		s.httpIndex = indexapi.NewHTTPClient(so.cfg.IndexURL, bearerOf(so.token), opt)
 		s.index = clusterindex.Wrap(s.httpIndex, so.cluster)
 		s.describe = append(s.describe, "index (http)")
 	case so.cluster != nil:

@@ -13,26 +13,26 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
-	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store"
 )
 
 // fakeIndex answers Providers from a list or with an error.
 type fakeIndex struct {
-	index.Client // other methods are not used
-	addrs        []string
-	err          error
-	limit        int
+	indexapi.Client // other methods are not used
+	addrs           []string
+	err             error
+	limit           int
 }
 
-func (f *fakeIndex) Providers(_ context.Context, id store.ID, _ string, limit int) (index.ProviderList, error) {
+func (f *fakeIndex) Providers(_ context.Context, id store.ID, _ string, limit int) (indexapi.ProviderList, error) {
 	f.limit = limit
 	if f.err != nil {
-		return index.ProviderList{}, f.err
+		return indexapi.ProviderList{}, f.err
 	}
-	l := index.ProviderList{B3: id.String()}
+	l := indexapi.ProviderList{B3: id.String()}
 	for _, a := range f.addrs {
-		l.Providers = append(l.Providers, index.ProviderInfo{Addr: a})
+		l.Providers = append(l.Providers, indexapi.ProviderInfo{Addr: a})
 	}
 	return l, nil
 }
@@ -73,7 +73,7 @@ func TestSourceChoice(t *testing.T) {
 	})
 	cfg := DefaultConfig()
 	local := newSources(sourceOptions{cfg: cfg, token: func() string { return "tok" }, maxProviders: func() int { return 3 },
-		local: Locals{Storage: func() http.Handler { return storage }, IndexClient: func() index.Client { return &fakeIndex{} }}})
+		local: Locals{Storage: func() http.Handler { return storage }, IndexClient: func() indexapi.Client { return &fakeIndex{} }}})
 	defer local.close()
 	if local.storage == nil || local.storage.BaseURL != inProcessBase || local.providers == nil || !slices.Equal(local.describe, []string{"storage (in-process)", "index (in-process)"}) {
 		t.Fatalf("co-located sources %+v %v", local.storage, local.describe)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx/client"
-	"github.com/ronhq/ron/roles/clusterindex"
+	"github.com/ronhq/ron/roles/index/indexapi/clusterindex"
 	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/store"

@@ -11,7 +11,7 @@ import (
 
 	"github.com/andybalholm/brotli"
 
-	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/verified"
 )
@@ -68,9 +68,9 @@ func serveIndex(providers map[store.ID][]string, names map[string]store.ID) func
 				status(http.StatusBadRequest, "bad_request")(w, r, nil)
 				return
 			}
-			list := index.ProviderList{B3: id.String(), Providers: []index.ProviderInfo{}}
+			list := indexapi.ProviderList{B3: id.String(), Providers: []indexapi.ProviderInfo{}}
 			for i, addr := range providers[id] {
-				list.Providers = append(list.Providers, index.ProviderInfo{Node: "node-" + string(rune('a'+i)),
+				list.Providers = append(list.Providers, indexapi.ProviderInfo{Node: "node-" + string(rune('a'+i)),
 					Addr: addr, Type: "storage", ExpiresInS: 60})
 			}
 			_ = json.NewEncoder(w).Encode(list)
@@ -82,8 +82,8 @@ func serveIndex(providers map[store.ID][]string, names map[string]store.ID) func
 			status(http.StatusNotFound, "not_found")(w, r, nil)
 			return
 		}
-		_ = json.NewEncoder(w).Encode(index.ResolveAnswer{Key: key, Target: id.String(), Kind: "blob",
-			Providers: []index.ProviderInfo{}, Source: "local"})
+		_ = json.NewEncoder(w).Encode(indexapi.ResolveAnswer{Key: key, Target: id.String(), Kind: "blob",
+			Providers: []indexapi.ProviderInfo{}, Source: "local"})
 	}
 }
 

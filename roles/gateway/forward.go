@@ -10,10 +10,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/clusterindex"
 	"github.com/ronhq/ron/roles/gateway/hygiene"
 	"github.com/ronhq/ron/roles/gateway/upstream"
-	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/indexapi"
+	"github.com/ronhq/ron/roles/index/indexapi/clusterindex"
 	"github.com/ronhq/ron/store"
 )
 
@@ -201,17 +201,10 @@ func (r *Role) serveResolve(c echo.Context, cl *call) error {
 	return r.forward(c, cl, r.ups.link("index", clusterindex.ResolveKey(key)), "/resolve/"+url.PathEscape(key))
 }
 
-// validResolveKey reports whether key is a b3 id, a name or name@version.
+// validResolveKey reports whether key is a b3 id, a name or name@version
+// (indexapi.ParseResolveKey).
 func validResolveKey(key string) bool {
-	if strings.HasPrefix(key, "b3:") {
-		_, err := store.ParseID(key)
-		return err == nil
-	}
-	if strings.Contains(key, "@") {
-		_, _, err := indexdb.ParseNameVersion(key)
-		return err == nil
-	}
-	_, err := indexdb.ParseName(key)
+	_, _, err := indexapi.ParseResolveKey(key)
 	return err == nil
 }
 
@@ -221,9 +214,9 @@ func nameParam(raw string, versioned bool) (string, error) {
 	s, err := url.PathUnescape(raw)
 	if err == nil {
 		if versioned && strings.Contains(s, "@") {
-			_, _, err = indexdb.ParseNameVersion(s)
+			_, _, err = indexapi.ParseNameVersion(s)
 		} else {
-			_, err = indexdb.ParseName(s)
+			_, err = indexapi.ParseName(s)
 		}
 	}
 	if err != nil {

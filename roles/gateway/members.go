@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/ronhq/ron/httpx/client"
-	"github.com/ronhq/ron/roles/clusterindex"
 	"github.com/ronhq/ron/roles/gateway/upstream"
+	"github.com/ronhq/ron/roles/index/indexapi/clusterindex"
 	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"

@@ -13,7 +13,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/content"
 	"github.com/ronhq/ron/roles/gateway/upstream"
-	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store"
 )
 
@@ -125,7 +125,7 @@ func (r *Role) providers(ctx context.Context, cl *call, id store.ID, tried strin
 }
 
 // providerURLs extracts the base URLs of a provider list, in order.
-func providerURLs(l index.ProviderList) []string {
+func providerURLs(l indexapi.ProviderList) []string {
 	out := make([]string, 0, len(l.Providers))
 	for _, p := range l.Providers {
 		out = append(out, p.Addr)

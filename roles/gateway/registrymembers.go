@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"github.com/ronhq/ron/roles/clusterindex"
+	"github.com/ronhq/ron/roles/index/indexapi/clusterindex"
 	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )

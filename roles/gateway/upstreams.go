@@ -8,9 +8,9 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/httpx/safedial"
-	"github.com/ronhq/ron/roles/clusterindex"
 	"github.com/ronhq/ron/roles/gateway/upstream"
-	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/roles/index/indexapi"
+	"github.com/ronhq/ron/roles/index/indexapi/clusterindex"
 	"github.com/ronhq/ron/roles/registry/registryapi"
 )
 
@@ -20,7 +20,7 @@ import (
 // started) is a 503 not_ready.
 type Locals struct {
 	Storage, Index, Edge, Registry func() http.Handler
-	IndexClient                    func() index.Client
+	IndexClient                    func() indexapi.Client
 	RegistryClient                 func() registryapi.Client
 	// StorageURL is the co-located storage's advertised URL, skipped among
 	// the index's providers (it was already asked).
@@ -50,7 +50,7 @@ type upstreams struct {
 	storage, index, edge, registry *upstream.Link
 	cluster                        *members
 
-	indexClient    index.Client
+	indexClient    indexapi.Client
 	registryClient registryapi.Client
 	storageURL     func() string
 	transport      *http.Transport // the HTTP links
@@ -150,7 +150,7 @@ func (u *upstreams) clients(loc Locals, cfg Config, token func(context.Context) 
 	case loc.IndexClient != nil:
 		u.indexClient = loc.IndexClient() // the index started before the gateway
 	case cfg.IndexURL != "":
-		u.indexClient = index.NewHTTPClient(cfg.IndexURL, token, opt)
+		u.indexClient = indexapi.NewHTTPClient(cfg.IndexURL, token, opt)
 	}
 	switch {
 	case loc.RegistryClient != nil:

@@ -36,6 +36,7 @@ import (
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/index/cache"
 	"github.com/ronhq/ron/roles/index/hedge"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/kv/memkv"
@@ -88,13 +89,13 @@ func (n *benchNode) seed(tb testing.TB) {
 	lc := NewLocalClient(n.h)
 	ctx := context.Background()
 	for i := range benchNames {
-		if _, err := lc.SetName(ctx, benchName(i), benchTarget(i), Cond{}); err != nil {
+		if _, err := lc.SetName(ctx, benchName(i), benchTarget(i), indexapi.Cond{}); err != nil {
 			tb.Fatal(err)
 		}
-		recs := make([]indexdb.Announcement, benchProviders)
+		recs := make([]indexapi.Announcement, benchProviders)
 		for j := range recs {
 			node := "storage-" + strconv.Itoa(j)
-			recs[j] = indexdb.Announcement{ID: benchTarget(i), Node: node, Addr: "http://" + node + ".bench:5303",
+			recs[j] = indexapi.Announcement{ID: benchTarget(i), Node: node, Addr: "http://" + node + ".bench:5303",
 				Region: "eu-1", Type: manifestType, TTL: benchProviderTTL}
 		}
 		if _, _, err := lc.Announce(ctx, recs); err != nil {
@@ -161,14 +162,14 @@ func cachedNode(b *testing.B) (*benchNode, []byte) {
 	}
 	n.h.set(func(s *Settings) { s.Cache = c })
 	path := "/resolve/" + benchName(0)
-	for _, want := range []string{SourceLocal, SourceCache} {
+	for _, want := range []string{indexapi.SourceLocal, indexapi.SourceCache} {
 		rec := httptest.NewRecorder()
 		n.srv.Echo().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
-		var a ResolveAnswer
+		var a indexapi.ResolveAnswer
 		if rec.Code != http.StatusOK || jsonUnmarshal(rec.Body.Bytes(), &a) != nil || a.Source != want {
 			b.Fatalf("warm-up resolve: %d %s (want source %q)", rec.Code, rec.Body.Bytes(), want)
 		}
-		if want == SourceCache {
+		if want == indexapi.SourceCache {
 			return n, rec.Body.Bytes()
 		}
 	}
@@ -304,9 +305,9 @@ func warmHedged(b *testing.B, h http.Handler, reqs []*http.Request) {
 	for _, r := range reqs {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
-		var a ResolveAnswer
+		var a indexapi.ResolveAnswer
 		if rec.Code != http.StatusOK || jsonUnmarshal(rec.Body.Bytes(), &a) != nil ||
-			a.Source != SourcePeer || len(a.Providers) != benchProviders || a.Partial {
+			a.Source != indexapi.SourcePeer || len(a.Providers) != benchProviders || a.Partial {
 			b.Fatalf("warm-up %s: %d %s", r.URL.Path, rec.Code, rec.Body.Bytes())
 		}
 	}

@@ -15,8 +15,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
-
-	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/indexapi"
 )
 
 // This file checks the names compare-and-set (docs/index.md §3, §16) for
@@ -37,7 +36,7 @@ type casInput struct {
 	kind   casKind
 	name   string
 	target string
-	cond   Cond
+	cond   indexapi.Cond
 }
 
 // casOutput is its answer: the status, and the version it names (a
@@ -67,13 +66,13 @@ func (s casState) liveVersion() uint64 {
 }
 
 // condHolds is the docs/index.md §3 precondition rule, written independently of indexdb.
-func condHolds(c Cond, live uint64) bool {
+func condHolds(c indexapi.Cond, live uint64) bool {
 	switch c.Kind() {
-	case indexdb.CondVersion:
+	case indexapi.CondVersion:
 		return live != 0 && live == c.Version()
-	case indexdb.CondLive:
+	case indexapi.CondLive:
 		return live != 0
-	case indexdb.CondAbsent:
+	case indexapi.CondAbsent:
 		return live == 0
 	}
 	return true
@@ -183,9 +182,9 @@ func (c *casClient) request(ctx context.Context, in casInput) (*http.Request, er
 	return c.withAuth(hr, in.cond), nil
 }
 
-func (c *casClient) withAuth(hr *http.Request, cond Cond) *http.Request {
+func (c *casClient) withAuth(hr *http.Request, cond indexapi.Cond) *http.Request {
 	hr.Header.Set("Authorization", "Bearer "+c.token)
-	if k, v := condHeader(cond); k != "" {
+	if k, v := cond.Header(); k != "" {
 		hr.Header.Set(k, v)
 	}
 	return hr
@@ -235,9 +234,9 @@ var casNames = []string{"a.example", "b.example", "c.example"}
 func nextInput(rng *rand.Rand, seen map[string]uint64) casInput {
 	name := casNames[rng.IntN(len(casNames))]
 	target := []string{idA, idB}[rng.IntN(2)]
-	ifSeen := IfMatch(seen[name])
+	ifSeen := indexapi.IfMatch(seen[name])
 	if seen[name] == 0 {
-		ifSeen = IfLive()
+		ifSeen = indexapi.IfLive()
 	}
 	switch p := rng.IntN(100); {
 	case p < 30:
@@ -245,9 +244,9 @@ func nextInput(rng *rand.Rand, seen map[string]uint64) casInput {
 	case p < 60:
 		return casInput{kind: casPut, name: name, target: target, cond: ifSeen}
 	case p < 72:
-		return casInput{kind: casPut, name: name, target: target, cond: IfAbsent()}
+		return casInput{kind: casPut, name: name, target: target, cond: indexapi.IfAbsent()}
 	case p < 80:
-		return casInput{kind: casPut, name: name, target: target, cond: IfLive()}
+		return casInput{kind: casPut, name: name, target: target, cond: indexapi.IfLive()}
 	case p < 85:
 		return casInput{kind: casPut, name: name, target: target}
 	}
@@ -357,8 +356,8 @@ func histOp(client int, call, ret int64, in casInput, out casOutput) porcupine.O
 // bad ones, so a true result above means something.
 func TestCASCheckerControls(t *testing.T) {
 	const n = "a.example"
-	put := func(c Cond) casInput { return casInput{kind: casPut, name: n, target: idA, cond: c} }
-	del := func(c Cond) casInput { return casInput{kind: casDelete, name: n, cond: c} }
+	put := func(c indexapi.Cond) casInput { return casInput{kind: casPut, name: n, target: idA, cond: c} }
+	del := func(c indexapi.Cond) casInput { return casInput{kind: casDelete, name: n, cond: c} }
 	get := casInput{kind: casGet, name: n}
 	ok := func(v uint64) casOutput { return casOutput{status: 200, version: v} }
 	okGet := func(v uint64) casOutput { return casOutput{status: 200, version: v, target: idA} }
@@ -369,41 +368,41 @@ func TestCASCheckerControls(t *testing.T) {
 		want bool
 	}{
 		{"racing creates, one wins", []porcupine.Operation{
-			histOp(0, 0, 3, put(IfAbsent()), ok(1)),
-			histOp(1, 1, 2, put(IfAbsent()), failed(1)),
+			histOp(0, 0, 3, put(indexapi.IfAbsent()), ok(1)),
+			histOp(1, 1, 2, put(indexapi.IfAbsent()), failed(1)),
 			histOp(2, 4, 5, get, okGet(1)),
 		}, true},
 		{"delete then recreate continues numbering", []porcupine.Operation{
-			histOp(0, 0, 1, put(Cond{}), ok(1)),
-			histOp(0, 2, 3, del(IfMatch(1)), ok(2)),
+			histOp(0, 0, 1, put(indexapi.Cond{}), ok(1)),
+			histOp(0, 2, 3, del(indexapi.IfMatch(1)), ok(2)),
 			histOp(1, 4, 5, get, casOutput{status: 404, version: 2}),
-			histOp(1, 6, 7, put(IfAbsent()), ok(3)),
+			histOp(1, 6, 7, put(indexapi.IfAbsent()), ok(3)),
 		}, true},
 		{"two creates both succeed", []porcupine.Operation{
-			histOp(0, 0, 1, put(IfAbsent()), ok(1)),
-			histOp(1, 2, 3, put(IfAbsent()), ok(2)),
+			histOp(0, 0, 1, put(indexapi.IfAbsent()), ok(1)),
+			histOp(1, 2, 3, put(indexapi.IfAbsent()), ok(2)),
 		}, false},
 		{"lost update: racing If-Match both succeed", []porcupine.Operation{
-			histOp(0, 0, 1, put(Cond{}), ok(1)),
-			histOp(1, 2, 5, put(IfMatch(1)), ok(2)),
-			histOp(2, 3, 4, put(IfMatch(1)), ok(3)),
+			histOp(0, 0, 1, put(indexapi.Cond{}), ok(1)),
+			histOp(1, 2, 5, put(indexapi.IfMatch(1)), ok(2)),
+			histOp(2, 3, 4, put(indexapi.IfMatch(1)), ok(3)),
 		}, false},
 		{"stale read", []porcupine.Operation{
-			histOp(0, 0, 1, put(Cond{}), ok(1)),
-			histOp(0, 2, 3, put(Cond{}), ok(2)),
+			histOp(0, 0, 1, put(indexapi.Cond{}), ok(1)),
+			histOp(0, 2, 3, put(indexapi.Cond{}), ok(2)),
 			histOp(1, 4, 5, get, okGet(1)),
 		}, false},
 		{"412 names a version that never existed", []porcupine.Operation{
-			histOp(0, 0, 1, put(IfMatch(1)), failed(1)),
+			histOp(0, 0, 1, put(indexapi.IfMatch(1)), failed(1)),
 		}, false},
 		{"numbering restarts after a tombstone", []porcupine.Operation{
-			histOp(0, 0, 1, put(Cond{}), ok(1)),
-			histOp(0, 2, 3, del(IfLive()), ok(2)),
-			histOp(0, 4, 5, put(Cond{}), ok(1)),
+			histOp(0, 0, 1, put(indexapi.Cond{}), ok(1)),
+			histOp(0, 2, 3, del(indexapi.IfLive()), ok(2)),
+			histOp(0, 4, 5, put(indexapi.Cond{}), ok(1)),
 		}, false},
 		{"deleted name still readable", []porcupine.Operation{
-			histOp(0, 0, 1, put(Cond{}), ok(1)),
-			histOp(0, 2, 3, del(IfMatch(1)), ok(2)),
+			histOp(0, 0, 1, put(indexapi.Cond{}), ok(1)),
+			histOp(0, 2, 3, del(indexapi.IfMatch(1)), ok(2)),
 			histOp(1, 4, 5, get, okGet(1)),
 		}, false},
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/cli"
-	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store"
 )
 
@@ -48,20 +48,20 @@ func Commands(env cli.Env, getenv func(string) string) []*cobra.Command {
 
 // newCLIClient builds the client a command uses; the token is asked once,
 // on first use, and is optional for reads (cli.Flags.OnceToken).
-func newCLIClient(env cli.Env, f *cli.Flags, getenv func(string) string, scope string) (*HTTPClient, error) {
+func newCLIClient(env cli.Env, f *cli.Flags, getenv func(string) string, scope string) (*indexapi.HTTPClient, error) {
 	base, err := f.ServerURL(env, cliRole)
 	if err != nil {
 		return nil, err
 	}
 	token := f.OnceToken(env, getenv, scope, scope == scopeRead)
-	return NewHTTPClient(base, token, client.Options{Role: "cli"}), nil
+	return indexapi.NewHTTPClient(base, token, client.Options{Role: "cli"}), nil
 }
 
 // run is the shared body of every index command: check -o, build the
 // client, call, then print the answer as JSON or as text. Errors become
 // exit codes; a 412 also prints the current version to stderr.
 func run[T any](cmd *cobra.Command, env cli.Env, getenv func(string) string, f *cli.Flags, scope string,
-	call func(context.Context, Client) (T, error), text func(io.Writer, T) error) error {
+	call func(context.Context, indexapi.Client) (T, error), text func(io.Writer, T) error) error {
 	c, err := newCLIClient(env, f, getenv, scope)
 	if err != nil {
 		return cli.Classify(err)
@@ -108,7 +108,7 @@ func versionText(v any) string {
 
 // writeCondFlags registers --if-version (and, for set, --create-only) and
 // returns a function giving the Cond they ask for.
-func writeCondFlags(cmd *cobra.Command, createOnly bool) func() (Cond, error) {
+func writeCondFlags(cmd *cobra.Command, createOnly bool) func() (indexapi.Cond, error) {
 	var ifVersion uint64
 	var absent bool
 	cmd.Flags().Uint64Var(&ifVersion, "if-version", 0, "apply only while the live version is N (If-Match)")
@@ -116,16 +116,16 @@ func writeCondFlags(cmd *cobra.Command, createOnly bool) func() (Cond, error) {
 		cmd.Flags().BoolVar(&absent, "create-only", false, "apply only when the name has no live version (If-None-Match: *)")
 		cmd.MarkFlagsMutuallyExclusive("if-version", "create-only")
 	}
-	return func() (Cond, error) {
+	return func() (indexapi.Cond, error) {
 		switch {
 		case cmd.Flags().Changed("if-version") && ifVersion == 0:
-			return Cond{}, errors.New("--if-version must be at least 1")
+			return indexapi.Cond{}, errors.New("--if-version must be at least 1")
 		case cmd.Flags().Changed("if-version"):
-			return IfMatch(ifVersion), nil
+			return indexapi.IfMatch(ifVersion), nil
 		case absent:
-			return IfAbsent(), nil
+			return indexapi.IfAbsent(), nil
 		}
-		return Cond{}, nil
+		return indexapi.Cond{}, nil
 	}
 }
 
@@ -141,7 +141,7 @@ func nameSetCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 		if err := f.CheckOutput(); err != nil {
 			return err
 		}
-		if err := checkName(args[0]); err != nil {
+		if err := indexapi.CheckName(args[0]); err != nil {
 			return invalid(err)
 		}
 		target, err := store.ParseID(args[1])
@@ -152,7 +152,7 @@ func nameSetCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 		if err != nil {
 			return invalid(err)
 		}
-		return run(cmd, env, getenv, &f, ScopeWrite, func(ctx context.Context, cl Client) (NameRecord, error) {
+		return run(cmd, env, getenv, &f, indexapi.ScopeWrite, func(ctx context.Context, cl indexapi.Client) (indexapi.NameRecord, error) {
 			return cl.SetName(ctx, args[0], target, c)
 		}, printRecord)
 	}
@@ -182,18 +182,20 @@ func nameGetCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 }
 
 // nameGetter validates NAME or NAME@VERSION and returns the matching call.
-func nameGetter(key string) (func(context.Context, Client) (NameRecord, error), error) {
+func nameGetter(key string) (func(context.Context, indexapi.Client) (indexapi.NameRecord, error), error) {
 	if !strings.Contains(key, "@") {
-		if err := checkName(key); err != nil {
+		if err := indexapi.CheckName(key); err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, c Client) (NameRecord, error) { return c.GetName(ctx, key) }, nil
+		return func(ctx context.Context, c indexapi.Client) (indexapi.NameRecord, error) { return c.GetName(ctx, key) }, nil
 	}
-	name, v, err := indexdb.ParseNameVersion(key)
+	name, v, err := indexapi.ParseNameVersion(key)
 	if err != nil {
 		return nil, dbError(err)
 	}
-	return func(ctx context.Context, c Client) (NameRecord, error) { return c.GetNameVersion(ctx, name, v) }, nil
+	return func(ctx context.Context, c indexapi.Client) (indexapi.NameRecord, error) {
+		return c.GetNameVersion(ctx, name, v)
+	}, nil
 }
 
 func nameRmCommand(env cli.Env, getenv func(string) string) *cobra.Command {
@@ -208,16 +210,16 @@ func nameRmCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 		if err := f.CheckOutput(); err != nil {
 			return err
 		}
-		if err := checkName(args[0]); err != nil {
+		if err := indexapi.CheckName(args[0]); err != nil {
 			return invalid(err)
 		}
 		c, err := cond()
 		if err != nil {
 			return invalid(err)
 		}
-		return run(cmd, env, getenv, &f, ScopeWrite, func(ctx context.Context, cl Client) (NameDeletion, error) {
+		return run(cmd, env, getenv, &f, indexapi.ScopeWrite, func(ctx context.Context, cl indexapi.Client) (indexapi.NameDeletion, error) {
 			return cl.DeleteName(ctx, args[0], c)
-		}, func(w io.Writer, d NameDeletion) error {
+		}, func(w io.Writer, d indexapi.NameDeletion) error {
 			_, err := fmt.Fprintf(w, "%s@%d  deleted  %s\n", d.Name, d.Version, d.UpdatedAt)
 			return err
 		})
@@ -236,10 +238,10 @@ func nameHistoryCommand(env cli.Env, getenv func(string) string) *cobra.Command 
 			if err := f.CheckOutput(); err != nil {
 				return err
 			}
-			if err := checkName(args[0]); err != nil {
+			if err := indexapi.CheckName(args[0]); err != nil {
 				return invalid(err)
 			}
-			return run(cmd, env, getenv, &f, scopeRead, func(ctx context.Context, c Client) (NameHistory, error) {
+			return run(cmd, env, getenv, &f, scopeRead, func(ctx context.Context, c indexapi.Client) (indexapi.NameHistory, error) {
 				return c.History(ctx, args[0])
 			}, printHistory)
 		},
@@ -259,10 +261,10 @@ func resolveCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 			if err := f.CheckOutput(); err != nil {
 				return err
 			}
-			if err := checkResolveKey(args[0]); err != nil {
+			if _, _, err := indexapi.ParseResolveKey(args[0]); err != nil {
 				return invalid(err)
 			}
-			return run(cmd, env, getenv, &f, scopeRead, func(ctx context.Context, c Client) (ResolveAnswer, error) {
+			return run(cmd, env, getenv, &f, scopeRead, func(ctx context.Context, c indexapi.Client) (indexapi.ResolveAnswer, error) {
 				return c.Resolve(ctx, args[0], noCache)
 			}, printResolve)
 		},
@@ -274,14 +276,14 @@ func resolveCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 
 // printRecord prints a live record on one line: name@version, target and
 // update time.
-func printRecord(w io.Writer, r NameRecord) error {
+func printRecord(w io.Writer, r indexapi.NameRecord) error {
 	_, err := fmt.Fprintf(w, "%s@%d  %s  %s\n", r.Name, r.Version, r.B3, r.UpdatedAt)
 	return err
 }
 
 // printHistory prints the kept versions, newest first as the server lists
 // them, with "deleted" in place of the target of a tombstone.
-func printHistory(w io.Writer, h NameHistory) error {
+func printHistory(w io.Writer, h indexapi.NameHistory) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "VERSION\tTARGET\tUPDATED")
 	for _, v := range h.Versions {
@@ -296,7 +298,7 @@ func printHistory(w io.Writer, h NameHistory) error {
 
 // printResolve prints the answer's fields, one per line, then its
 // providers as a table.
-func printResolve(w io.Writer, a ResolveAnswer) error {
+func printResolve(w io.Writer, a indexapi.ResolveAnswer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "key\t%s\ntarget\t%s\nkind\t%s\n", a.Key, a.Target, a.Kind)
 	if a.NameVersion != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ronhq/ron/roles/cli"
-	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/indexapi"
 )
 
 // cliRun is the outcome of one in-process command line.
@@ -107,7 +107,7 @@ func TestCLINameSetGet(t *testing.T) {
 	n.run(t, "name", "get", "blog.example").want(t, 0, "blog.example@2  "+idB)
 	n.run(t, "name", "get", "blog.example@1").want(t, 0, "blog.example@1  "+idA)
 
-	var rec NameRecord
+	var rec indexapi.NameRecord
 	r := n.run(t, "name", "get", "blog.example", "-o", "json").want(t, 0)
 	if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil || rec.Version != 2 || rec.B3 != idB ||
 		rec.Name != "blog.example" || rec.UpdatedAt == "" {
@@ -167,7 +167,7 @@ func TestCLINameRmHistory(t *testing.T) {
 			t.Fatalf("history line %d %q, want %q", i, l, want[i])
 		}
 	}
-	var h NameHistory
+	var h indexapi.NameHistory
 	r = n.run(t, "name", "history", "h.example", "-o", "json").want(t, 0)
 	if err := json.Unmarshal([]byte(r.stdout), &h); err != nil || len(h.Versions) != 3 || !h.Versions[0].Deleted {
 		t.Fatalf("history -o json: %+v %v", h, err)
@@ -180,13 +180,13 @@ func TestCLIResolve(t *testing.T) {
 	n.run(t, "name", "set", "site.example", idA).want(t, 0)
 	m := ann(mustID(t, idA), "n1", time.Minute)
 	m.Type = manifestType
-	if _, _, err := NewLocalClient(n.h).Announce(context.Background(), []indexdb.Announcement{m}); err != nil {
+	if _, _, err := NewLocalClient(n.h).Announce(context.Background(), []indexapi.Announcement{m}); err != nil {
 		t.Fatal(err)
 	}
 	n.run(t, "resolve", "site.example").want(t, 0, "target     "+idA, "kind       manifest", "version    1",
 		"source     local", "providers  1", "n1    http://n1:5303  -       "+manifestType)
 	r := n.run(t, "resolve", "site.example", "--no-cache", "-o", "json").want(t, 0)
-	var a ResolveAnswer
+	var a indexapi.ResolveAnswer
 	if err := json.Unmarshal([]byte(r.stdout), &a); err != nil || a.Target != idA || a.Kind != "manifest" ||
 		len(a.Providers) != 1 || a.NameVersion == nil || *a.NameVersion != 1 {
 		t.Fatalf("resolve -o json: %+v %v", a, err)

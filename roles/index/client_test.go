@@ -13,6 +13,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/index/cache"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/store"
 )
@@ -21,7 +22,7 @@ import (
 // HTTPClient alike.
 type clientCase struct {
 	name string
-	run  func(t *testing.T, c Client, e *env)
+	run  func(t *testing.T, c indexapi.Client, e *env)
 }
 
 func mustID(t *testing.T, s string) store.ID {
@@ -71,75 +72,75 @@ func (r result[T]) get(t *testing.T) T {
 	return r.v
 }
 
-func ann(id store.ID, node string, ttl time.Duration) indexdb.Announcement {
-	return indexdb.Announcement{ID: id, Node: node, Addr: "http://" + node + ":5303", TTL: ttl}
+func ann(id store.ID, node string, ttl time.Duration) indexapi.Announcement {
+	return indexapi.Announcement{ID: id, Node: node, Addr: "http://" + node + ":5303", TTL: ttl}
 }
 
 var clientCases = []clientCase{
-	{"set get cas", func(t *testing.T, c Client, _ *env) {
+	{"set get cas", func(t *testing.T, c indexapi.Client, _ *env) {
 		ctx := context.Background()
 		a, b := mustID(t, idA), mustID(t, idB)
-		r := check(c.SetName(ctx, "blog.example", a, Cond{})).get(t)
+		r := check(c.SetName(ctx, "blog.example", a, indexapi.Cond{})).get(t)
 		if r.Version != 1 || r.B3 != idA || r.Name != "blog.example" || r.UpdatedAt != "2026-11-22T10:00:00.000Z" {
 			t.Fatalf("set: %+v", r)
 		}
 		if g := check(c.GetName(ctx, "blog.example")).get(t); g != r {
 			t.Fatalf("get %+v, want %+v", g, r)
 		}
-		r = check(c.SetName(ctx, "blog.example", b, IfMatch(1))).get(t)
+		r = check(c.SetName(ctx, "blog.example", b, indexapi.IfMatch(1))).get(t)
 		if r.Version != 2 || r.B3 != idB {
 			t.Fatalf("cas: %+v", r)
 		}
-		_, err := c.SetName(ctx, "blog.example", a, IfMatch(1))
+		_, err := c.SetName(ctx, "blog.example", a, indexapi.IfMatch(1))
 		wantErr(t, err, 412, httpx.CodePreconditionFailed, map[string]any{"current_version": float64(2)})
-		_, err = c.SetName(ctx, "other.example", a, IfLive())
+		_, err = c.SetName(ctx, "other.example", a, indexapi.IfLive())
 		wantErr(t, err, 412, httpx.CodePreconditionFailed, map[string]any{"current_version": nil})
-		_, err = c.SetName(ctx, "blog.example", a, IfMatch(0))
+		_, err = c.SetName(ctx, "blog.example", a, indexapi.IfMatch(0))
 		wantErr(t, err, 400, httpx.CodeBadRequest, nil)
-		r = check(c.SetName(ctx, "blog.example", b, IfLive())).get(t)
+		r = check(c.SetName(ctx, "blog.example", b, indexapi.IfLive())).get(t)
 		if r.Version != 3 {
 			t.Fatalf("if-live: %+v", r)
 		}
 	}},
-	{"create only", func(t *testing.T, c Client, _ *env) {
+	{"create only", func(t *testing.T, c indexapi.Client, _ *env) {
 		ctx := context.Background()
-		r := check(c.SetName(ctx, "new.example", mustID(t, idA), IfAbsent())).get(t)
+		r := check(c.SetName(ctx, "new.example", mustID(t, idA), indexapi.IfAbsent())).get(t)
 		if r.Version != 1 {
 			t.Fatalf("create: %+v", r)
 		}
-		_, err := c.SetName(ctx, "new.example", mustID(t, idB), IfAbsent())
+		_, err := c.SetName(ctx, "new.example", mustID(t, idB), indexapi.IfAbsent())
 		wantErr(t, err, 412, httpx.CodePreconditionFailed, map[string]any{"current_version": float64(1)})
 	}},
-	{"delete and 404", func(t *testing.T, c Client, e *env) {
+	{"delete and 404", func(t *testing.T, c indexapi.Client, e *env) {
 		ctx := context.Background()
-		check(c.SetName(ctx, "gone.example", mustID(t, idA), Cond{})).get(t)
-		_, err := c.DeleteName(ctx, "gone.example", IfMatch(7))
+		check(c.SetName(ctx, "gone.example", mustID(t, idA), indexapi.Cond{})).get(t)
+		_, err := c.DeleteName(ctx, "gone.example", indexapi.IfMatch(7))
 		wantErr(t, err, 412, httpx.CodePreconditionFailed, map[string]any{"current_version": float64(1)})
-		_, err = c.DeleteName(ctx, "gone.example", IfAbsent())
+		_, err = c.DeleteName(ctx, "gone.example", indexapi.IfAbsent())
 		wantErr(t, err, 400, httpx.CodeBadRequest, nil)
 		e.clk.Advance(1500 * time.Millisecond)
-		d := check(c.DeleteName(ctx, "gone.example", IfMatch(1))).get(t)
-		if d != (NameDeletion{Name: "gone.example", Version: 2, Deleted: true, UpdatedAt: "2026-11-22T10:00:01.500Z"}) {
+		d := check(c.DeleteName(ctx, "gone.example", indexapi.IfMatch(1))).get(t)
+		if d != (indexapi.NameDeletion{Name: "gone.example", Version: 2, Deleted: true, UpdatedAt: "2026-11-22T10:00:01.500Z"}) {
 			t.Fatalf("delete: %+v", d)
 		}
 		_, err = c.GetName(ctx, "gone.example")
 		wantErr(t, err, 404, httpx.CodeNotFound, map[string]any{"reason": "deleted", "version": float64(2)})
-		_, err = c.DeleteName(ctx, "gone.example", Cond{})
+		_, err = c.DeleteName(ctx, "gone.example", indexapi.Cond{})
 		wantErr(t, err, 404, httpx.CodeNotFound, map[string]any{"reason": "deleted"})
-		_, err = c.DeleteName(ctx, "never.example", Cond{})
+		_, err = c.DeleteName(ctx, "never.example", indexapi.Cond{})
 		wantErr(t, err, 404, httpx.CodeNotFound, nil)
 		_, err = c.GetName(ctx, "never.example")
 		wantErr(t, err, 404, httpx.CodeNotFound, nil)
-		r := check(c.SetName(ctx, "gone.example", mustID(t, idB), IfAbsent())).get(t)
+		r := check(c.SetName(ctx, "gone.example", mustID(t, idB), indexapi.IfAbsent())).get(t)
 		if r.Version != 3 {
 			t.Fatalf("re-create continues numbering: %+v", r)
 		}
 	}},
-	{"name at version", func(t *testing.T, c Client, _ *env) {
+	{"name at version", func(t *testing.T, c indexapi.Client, _ *env) {
 		ctx := context.Background()
-		check(c.SetName(ctx, "v.example", mustID(t, idA), Cond{})).get(t)
-		check(c.SetName(ctx, "v.example", mustID(t, idB), Cond{})).get(t)
-		check(c.DeleteName(ctx, "v.example", Cond{})).get(t)
+		check(c.SetName(ctx, "v.example", mustID(t, idA), indexapi.Cond{})).get(t)
+		check(c.SetName(ctx, "v.example", mustID(t, idB), indexapi.Cond{})).get(t)
+		check(c.DeleteName(ctx, "v.example", indexapi.Cond{})).get(t)
 		r := check(c.GetNameVersion(ctx, "v.example", 1)).get(t)
 		if r.Version != 1 || r.B3 != idA {
 			t.Fatalf("@1: %+v", r)
@@ -151,16 +152,16 @@ var clientCases = []clientCase{
 		_, err = c.GetNameVersion(ctx, "v.example", 0)
 		wantErr(t, err, 400, httpx.CodeBadRequest, nil)
 		for range indexdb.HistoryLen {
-			check(c.SetName(ctx, "v.example", mustID(t, idA), Cond{})).get(t)
+			check(c.SetName(ctx, "v.example", mustID(t, idA), indexapi.Cond{})).get(t)
 		}
 		_, err = c.GetNameVersion(ctx, "v.example", 1)
 		wantErr(t, err, 404, httpx.CodeNotFound, map[string]any{"reason": "pruned"})
 	}},
-	{"history", func(t *testing.T, c Client, _ *env) {
+	{"history", func(t *testing.T, c indexapi.Client, _ *env) {
 		ctx := context.Background()
-		check(c.SetName(ctx, "h.example", mustID(t, idA), Cond{})).get(t)
-		check(c.SetName(ctx, "h.example", mustID(t, idB), Cond{})).get(t)
-		check(c.DeleteName(ctx, "h.example", Cond{})).get(t)
+		check(c.SetName(ctx, "h.example", mustID(t, idA), indexapi.Cond{})).get(t)
+		check(c.SetName(ctx, "h.example", mustID(t, idB), indexapi.Cond{})).get(t)
+		check(c.DeleteName(ctx, "h.example", indexapi.Cond{})).get(t)
 		h := check(c.History(ctx, "h.example")).get(t)
 		if h.Name != "h.example" || len(h.Versions) != 3 {
 			t.Fatalf("history: %+v", h)
@@ -173,22 +174,22 @@ var clientCases = []clientCase{
 		_, err := c.History(ctx, "none.example")
 		wantErr(t, err, 404, httpx.CodeNotFound, nil)
 	}},
-	{"bad names", func(t *testing.T, c Client, _ *env) {
+	{"bad names", func(t *testing.T, c indexapi.Client, _ *env) {
 		ctx := context.Background()
 		for _, n := range []string{"Blog.example", "a_b", "a b", "a/b", "x@1", "", "-a", "a..b", "é.example"} {
 			_, err := c.GetName(ctx, n)
 			wantErr(t, err, 400, httpx.CodeBadRequest, nil)
 			_, err = c.GetNameVersion(ctx, n, 1)
 			wantErr(t, err, 400, httpx.CodeBadRequest, nil)
-			_, err = c.SetName(ctx, n, mustID(t, idA), Cond{})
+			_, err = c.SetName(ctx, n, mustID(t, idA), indexapi.Cond{})
 			wantErr(t, err, 400, httpx.CodeBadRequest, nil)
-			_, err = c.DeleteName(ctx, n, Cond{})
+			_, err = c.DeleteName(ctx, n, indexapi.Cond{})
 			wantErr(t, err, 400, httpx.CodeBadRequest, nil)
 			_, err = c.History(ctx, n)
 			wantErr(t, err, 400, httpx.CodeBadRequest, nil)
 		}
 	}},
-	{"announce and providers", func(t *testing.T, c Client, e *env) {
+	{"announce and providers", func(t *testing.T, c indexapi.Client, e *env) {
 		ctx := context.Background()
 		id := mustID(t, idA)
 		_, err := c.Providers(ctx, id, "", 0)
@@ -196,13 +197,13 @@ var clientCases = []clientCase{
 		n1 := ann(id, "n1", time.Minute)
 		n2 := ann(id, "n2", 10*time.Minute)
 		n2.Region, n2.Type = "eu-west", "application/json"
-		acc, wd := must2(t)(c.Announce(ctx, []indexdb.Announcement{n1, n2}))
+		acc, wd := must2(t)(c.Announce(ctx, []indexapi.Announcement{n1, n2}))
 		if acc != 2 || wd != 0 {
 			t.Fatalf("announce: %d %d", acc, wd)
 		}
 		e.clk.Advance(2 * time.Second)
 		pl := check(c.Providers(ctx, id, "", 0)).get(t)
-		want := ProviderList{B3: idA, Providers: []ProviderInfo{
+		want := indexapi.ProviderList{B3: idA, Providers: []indexapi.ProviderInfo{
 			{Node: "n1", Addr: "http://n1:5303", LastSeenS: 2, ExpiresInS: 58},
 			{Node: "n2", Addr: "http://n2:5303", Region: "eu-west", Type: "application/json", LastSeenS: 2, ExpiresInS: 598},
 		}}
@@ -217,7 +218,7 @@ var clientCases = []clientCase{
 			_, err = c.Providers(ctx, id, "", lim)
 			wantErr(t, err, 400, httpx.CodeBadRequest, nil)
 		}
-		acc, wd = must2(t)(c.Announce(ctx, []indexdb.Announcement{ann(id, "n1", 0)}))
+		acc, wd = must2(t)(c.Announce(ctx, []indexapi.Announcement{ann(id, "n1", 0)}))
 		if acc != 0 || wd != 1 {
 			t.Fatalf("withdraw: %d %d", acc, wd)
 		}
@@ -229,26 +230,26 @@ var clientCases = []clientCase{
 		_, err = c.Providers(ctx, id, "", 0)
 		wantErr(t, err, 404, httpx.CodeNotFound, nil)
 	}},
-	{"bad records", func(t *testing.T, c Client, _ *env) {
+	{"bad records", func(t *testing.T, c indexapi.Client, _ *env) {
 		ctx := context.Background()
 		id := mustID(t, idA)
 		good := ann(id, "n1", time.Minute)
-		bad := func(mut func(*indexdb.Announcement)) []indexdb.Announcement {
+		bad := func(mut func(*indexapi.Announcement)) []indexapi.Announcement {
 			b := good
 			mut(&b)
-			return []indexdb.Announcement{good, good, b}
+			return []indexapi.Announcement{good, good, b}
 		}
 		for _, tc := range []struct {
-			recs  []indexdb.Announcement
+			recs  []indexapi.Announcement
 			field string
 		}{
-			{bad(func(a *indexdb.Announcement) { a.Node = "bad node" }), "node"},
-			{bad(func(a *indexdb.Announcement) { a.Addr = "ftp://x" }), "addr"},
-			{bad(func(a *indexdb.Announcement) { a.Addr = "http://u@x" }), "addr"},
-			{bad(func(a *indexdb.Announcement) { a.TTL = -time.Second }), "ttl_s"},
-			{bad(func(a *indexdb.Announcement) { a.TTL = 86401 * time.Second }), "ttl_s"},
-			{bad(func(a *indexdb.Announcement) { a.TTL = 1500 * time.Millisecond }), "ttl_s"},
-			{bad(func(a *indexdb.Announcement) { a.Region = "eu west" }), "region"},
+			{bad(func(a *indexapi.Announcement) { a.Node = "bad node" }), "node"},
+			{bad(func(a *indexapi.Announcement) { a.Addr = "ftp://x" }), "addr"},
+			{bad(func(a *indexapi.Announcement) { a.Addr = "http://u@x" }), "addr"},
+			{bad(func(a *indexapi.Announcement) { a.TTL = -time.Second }), "ttl_s"},
+			{bad(func(a *indexapi.Announcement) { a.TTL = 86401 * time.Second }), "ttl_s"},
+			{bad(func(a *indexapi.Announcement) { a.TTL = 1500 * time.Millisecond }), "ttl_s"},
+			{bad(func(a *indexapi.Announcement) { a.Region = "eu west" }), "region"},
 		} {
 			_, _, err := c.Announce(ctx, tc.recs)
 			wantErr(t, err, 400, httpx.CodeBadRequest, map[string]any{"index": float64(2), "field": tc.field})
@@ -257,10 +258,10 @@ var clientCases = []clientCase{
 		_, err := c.Providers(ctx, id, "", 0)
 		wantErr(t, err, 404, httpx.CodeNotFound, nil)
 	}},
-	{"batch size", func(t *testing.T, c Client, _ *env) {
+	{"batch size", func(t *testing.T, c indexapi.Client, _ *env) {
 		ctx := context.Background()
 		id := mustID(t, idA)
-		recs := make([]indexdb.Announcement, indexdb.MaxBatch+1)
+		recs := make([]indexapi.Announcement, indexdb.MaxBatch+1)
 		for i := range recs {
 			recs[i] = ann(id, fmt.Sprintf("node-%04d", i), time.Minute)
 		}
@@ -284,17 +285,17 @@ const idNone = "b3:0000000000000000000000000000000000000000000000000000000000000
 
 // resolveCases are the table's GET /resolve/{key} rows.
 var resolveCases = []clientCase{
-	{"resolve name", func(t *testing.T, c Client, e *env) {
+	{"resolve name", func(t *testing.T, c indexapi.Client, e *env) {
 		ctx := context.Background()
-		check(c.SetName(ctx, "site.example", mustID(t, idA), Cond{})).get(t)
+		check(c.SetName(ctx, "site.example", mustID(t, idA), indexapi.Cond{})).get(t)
 		m := ann(mustID(t, idA), "n1", time.Minute)
 		m.Type = manifestType
-		must2(t)(c.Announce(ctx, []indexdb.Announcement{m, ann(mustID(t, idA), "n2", time.Minute)}))
+		must2(t)(c.Announce(ctx, []indexapi.Announcement{m, ann(mustID(t, idA), "n2", time.Minute)}))
 		e.clk.Advance(time.Second)
 		a := check(c.Resolve(ctx, "site.example", false)).get(t)
 		v := uint64(1)
-		want := ResolveAnswer{Key: "site.example", Target: idA, Kind: "manifest", NameVersion: &v, Source: SourceLocal,
-			Providers: []ProviderInfo{
+		want := indexapi.ResolveAnswer{Key: "site.example", Target: idA, Kind: "manifest", NameVersion: &v, Source: indexapi.SourceLocal,
+			Providers: []indexapi.ProviderInfo{
 				{Node: "n1", Addr: "http://n1:5303", Type: manifestType, LastSeenS: 1, ExpiresInS: 59},
 				{Node: "n2", Addr: "http://n2:5303", LastSeenS: 1, ExpiresInS: 59},
 			}}
@@ -302,48 +303,48 @@ var resolveCases = []clientCase{
 			t.Fatalf("resolve %+v, want %+v", a, want)
 		}
 	}},
-	{"resolve b3", func(t *testing.T, c Client, _ *env) {
+	{"resolve b3", func(t *testing.T, c indexapi.Client, _ *env) {
 		ctx := context.Background()
 		b := ann(mustID(t, idB), "n1", time.Minute)
 		b.Type = "text/plain"
-		must2(t)(c.Announce(ctx, []indexdb.Announcement{b}))
+		must2(t)(c.Announce(ctx, []indexapi.Announcement{b}))
 		a := check(c.Resolve(ctx, idB, false)).get(t)
 		if a.Key != idB || a.Target != idB || a.Kind != "blob" || a.NameVersion != nil || len(a.Providers) != 1 ||
-			a.Source != SourceLocal {
+			a.Source != indexapi.SourceLocal {
 			t.Fatalf("resolve b3: %+v", a)
 		}
 		_, err := c.Resolve(ctx, idNone, false)
 		wantErr(t, err, 404, httpx.CodeNotFound, nil)
 	}},
-	{"resolve name at version", func(t *testing.T, c Client, _ *env) {
+	{"resolve name at version", func(t *testing.T, c indexapi.Client, _ *env) {
 		ctx := context.Background()
-		check(c.SetName(ctx, "v.example", mustID(t, idA), Cond{})).get(t)
-		check(c.SetName(ctx, "v.example", mustID(t, idB), Cond{})).get(t)
+		check(c.SetName(ctx, "v.example", mustID(t, idA), indexapi.Cond{})).get(t)
+		check(c.SetName(ctx, "v.example", mustID(t, idB), indexapi.Cond{})).get(t)
 		a := check(c.Resolve(ctx, "v.example@1", false)).get(t)
 		v := uint64(1)
-		want := ResolveAnswer{Key: "v.example@1", Target: idA, Kind: "unknown", NameVersion: &v,
-			Providers: []ProviderInfo{}, Source: SourceLocal}
+		want := indexapi.ResolveAnswer{Key: "v.example@1", Target: idA, Kind: "unknown", NameVersion: &v,
+			Providers: []indexapi.ProviderInfo{}, Source: indexapi.SourceLocal}
 		if !reflect.DeepEqual(a, want) {
 			t.Fatalf("resolve @1 %+v, want %+v (a found name without providers is 200)", a, want)
 		}
 		_, err := c.Resolve(ctx, "v.example@3", false)
 		wantErr(t, err, 404, httpx.CodeNotFound, nil)
 	}},
-	{"resolve not found", func(t *testing.T, c Client, _ *env) {
+	{"resolve not found", func(t *testing.T, c indexapi.Client, _ *env) {
 		_, err := c.Resolve(context.Background(), "never.example", false)
 		wantErr(t, err, 404, httpx.CodeNotFound, nil)
 	}},
-	{"resolve malformed key", func(t *testing.T, c Client, _ *env) {
+	{"resolve malformed key", func(t *testing.T, c indexapi.Client, _ *env) {
 		for _, k := range []string{"", "Blog.example", "a_b", "a/b", "a b", "-a", "b3:", "b3:XYZ", "B3:" + idA[3:],
 			strings.ToUpper(idA), idA + "0", "x@0", "x@01", "x@", "x@-1", "@1", "a..b@1"} {
 			_, err := c.Resolve(context.Background(), k, false)
 			wantErr(t, err, 400, httpx.CodeBadRequest, nil)
 		}
 	}},
-	{"resolve deleted name", func(t *testing.T, c Client, _ *env) {
+	{"resolve deleted name", func(t *testing.T, c indexapi.Client, _ *env) {
 		ctx := context.Background()
-		check(c.SetName(ctx, "gone.example", mustID(t, idA), Cond{})).get(t)
-		check(c.DeleteName(ctx, "gone.example", Cond{})).get(t)
+		check(c.SetName(ctx, "gone.example", mustID(t, idA), indexapi.Cond{})).get(t)
+		check(c.DeleteName(ctx, "gone.example", indexapi.Cond{})).get(t)
 		_, err := c.Resolve(ctx, "gone.example", false)
 		wantErr(t, err, 404, httpx.CodeNotFound, map[string]any{"reason": "deleted", "version": float64(2)})
 		_, err = c.Resolve(ctx, "gone.example@2", false)
@@ -353,18 +354,18 @@ var resolveCases = []clientCase{
 			t.Fatalf("an older live version still resolves: %+v", a)
 		}
 	}},
-	{"resolve no-cache", func(t *testing.T, c Client, e *env) {
+	{"resolve no-cache", func(t *testing.T, c indexapi.Client, e *env) {
 		ctx := context.Background()
 		rc, err := cache.New[[]byte](cache.Config{Entries: 100, Now: e.clk.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
 		e.h.set(func(s *Settings) { s.Cache = rc })
-		must2(t)(c.Announce(ctx, []indexdb.Announcement{ann(mustID(t, idA), "n1", time.Minute)}))
+		must2(t)(c.Announce(ctx, []indexapi.Announcement{ann(mustID(t, idA), "n1", time.Minute)}))
 		for i, tc := range []struct {
 			noCache bool
 			source  string
-		}{{false, SourceLocal}, {false, SourceCache}, {true, SourceLocal}, {false, SourceCache}} {
+		}{{false, indexapi.SourceLocal}, {false, indexapi.SourceCache}, {true, indexapi.SourceLocal}, {false, indexapi.SourceCache}} {
 			if a := check(c.Resolve(ctx, idA, tc.noCache)).get(t); a.Source != tc.source {
 				t.Fatalf("call %d (no-cache %t): source %q, want %q", i, tc.noCache, a.Source, tc.source)
 			}
@@ -387,12 +388,12 @@ func must2(t *testing.T) func(a, b int, err error) (int, int) {
 func TestClientTable(t *testing.T) {
 	impls := []struct {
 		name string
-		make func(t *testing.T, e *env) Client
+		make func(t *testing.T, e *env) indexapi.Client
 	}{
-		{"local", func(_ *testing.T, e *env) Client { return NewLocalClient(e.h) }},
-		{"http", func(t *testing.T, e *env) Client {
+		{"local", func(_ *testing.T, e *env) indexapi.Client { return NewLocalClient(e.h) }},
+		{"http", func(t *testing.T, e *env) indexapi.Client {
 			ts := httptest.NewServer(e.srv.Echo())
-			hc := NewHTTPClient(ts.URL, func(context.Context) (string, error) { return e.writer, nil },
+			hc := indexapi.NewHTTPClient(ts.URL, func(context.Context) (string, error) { return e.writer, nil },
 				client.Options{Retries: -1})
 			t.Cleanup(func() { hc.Close(); ts.Close() })
 			return hc
@@ -414,9 +415,9 @@ func TestHTTPClientNeedsToken(t *testing.T) {
 	e := newEnv(t)
 	ts := httptest.NewServer(e.srv.Echo())
 	defer ts.Close()
-	hc := NewHTTPClient(ts.URL, nil, client.Options{})
+	hc := indexapi.NewHTTPClient(ts.URL, nil, client.Options{})
 	defer hc.Close()
-	_, err := hc.SetName(context.Background(), "a.example", mustID(t, idA), Cond{})
+	_, err := hc.SetName(context.Background(), "a.example", mustID(t, idA), indexapi.Cond{})
 	wantErr(t, err, 401, httpx.CodeUnauthorized, nil)
 }
 
@@ -425,6 +426,6 @@ func TestLocalClientContext(t *testing.T) {
 	e := newEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := NewLocalClient(e.h).SetName(ctx, "a.example", mustID(t, idA), Cond{})
+	_, err := NewLocalClient(e.h).SetName(ctx, "a.example", mustID(t, idA), indexapi.Cond{})
 	wantErr(t, err, 503, httpx.CodeUpstreamUnavailable, nil)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/index/cache"
 	"github.com/ronhq/ron/roles/index/hedge"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
@@ -85,7 +86,7 @@ func newCTest(t *testing.T, r int, ids ...string) *ctest {
 	}
 	ct := &ctest{t: t, keys: keys, node: auth.TokenSource(keys, cluster.NodeScopes(false)...),
 		nodes: map[string]*cnode{}, ids: ids}
-	ct.writer = ct.token(ScopeWrite)
+	ct.writer = ct.token(indexapi.ScopeWrite)
 	for _, id := range ids {
 		ct.nodes[id] = ct.newNode(id, r)
 	}

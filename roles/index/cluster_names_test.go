@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/cluster/rendezvous"
@@ -33,9 +34,9 @@ func nameRanked(t *testing.T, ids ...string) string {
 }
 
 // record decodes a name record answer.
-func record(t *testing.T, body string) NameRecord {
+func record(t *testing.T, body string) indexapi.NameRecord {
 	t.Helper()
-	var r NameRecord
+	var r indexapi.NameRecord
 	if err := json.Unmarshal([]byte(body), &r); err != nil {
 		t.Fatalf("record %q: %v", body, err)
 	}
@@ -110,11 +111,11 @@ func TestClusterLocalClientForwards(t *testing.T) {
 	ct := newCTest(t, 3, "node-a", "node-b", "node-c", "node-d")
 	lc := NewLocalClient(ct.nodes["node-a"].h)
 	ctx := context.Background()
-	rec, err := lc.SetName(ctx, "blog.example", mustID(t, idA), IfAbsent())
+	rec, err := lc.SetName(ctx, "blog.example", mustID(t, idA), indexapi.IfAbsent())
 	if err != nil || rec.Version != 1 || rec.B3 != idA || rec.Name != "blog.example" {
 		t.Fatalf("SetName: %+v %v", rec, err)
 	}
-	_, err = lc.SetName(ctx, "blog.example", mustID(t, idB), IfAbsent())
+	_, err = lc.SetName(ctx, "blog.example", mustID(t, idB), indexapi.IfAbsent())
 	if he := httpx.AsError(err); he.Status != 412 || he.Details["current_version"] != float64(1) {
 		t.Fatalf("create-only on a live name: %v", err)
 	}
@@ -122,14 +123,14 @@ func TestClusterLocalClientForwards(t *testing.T) {
 	if err != nil || got.Version != 1 {
 		t.Fatalf("GetName: %+v %v", got, err)
 	}
-	del, err := lc.DeleteName(ctx, "blog.example", IfMatch(1))
+	del, err := lc.DeleteName(ctx, "blog.example", indexapi.IfMatch(1))
 	if err != nil || !del.Deleted || del.Version != 2 {
 		t.Fatalf("DeleteName: %+v %v", del, err)
 	}
-	if _, err := lc.DeleteName(ctx, "blog.example", Cond{}); httpx.AsError(err).Status != 404 {
+	if _, err := lc.DeleteName(ctx, "blog.example", indexapi.Cond{}); httpx.AsError(err).Status != 404 {
 		t.Fatalf("second delete: %v", err)
 	}
-	if _, err := lc.SetName(ctx, "Bad_Name", mustID(t, idA), Cond{}); httpx.AsError(err).Status != 400 {
+	if _, err := lc.SetName(ctx, "Bad_Name", mustID(t, idA), indexapi.Cond{}); httpx.AsError(err).Status != 400 {
 		t.Fatalf("bad name: %v", err)
 	}
 }
@@ -166,7 +167,7 @@ func TestClusterForwardedOnce(t *testing.T) {
 	}{
 		{ct.writer, true},
 		{ct.token("index:admin"), true},
-		{ct.token(ScopeWrite, ScopeReplicate), false},
+		{ct.token(indexapi.ScopeWrite, indexapi.ScopeReplicate), false},
 		{ct.token("admin"), false},
 	}
 	for i, tc := range cases {
@@ -237,7 +238,7 @@ func TestClusterPrimaryUnreachable(t *testing.T) {
 	if code != 503 || errorCode([]byte(body)) != httpx.CodeUpstreamUnavailable || hdr.Get("Retry-After") == "" {
 		t.Fatalf("PUT with the primary down: %d %s", code, body)
 	}
-	if _, err := ct.nodes["node-a"].h.doSet(context.Background(), "blog.example", mustID(t, idA), Cond{}); httpx.AsError(err).Status != 503 {
+	if _, err := ct.nodes["node-a"].h.doSet(context.Background(), "blog.example", mustID(t, idA), indexapi.Cond{}); httpx.AsError(err).Status != 503 {
 		t.Fatalf("LocalClient write with the primary down: %v", err)
 	}
 	for _, id := range ct.ids {

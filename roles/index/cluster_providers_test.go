@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/store"
@@ -79,7 +80,7 @@ func TestClusterProviders(t *testing.T) {
 
 	// In-process announces (a co-located storage) take the same path.
 	more := objects(14)[12:]
-	acc, wd, err := NewLocalClient(ct.nodes["node-b"].h).Announce(context.Background(), []indexdb.Announcement{
+	acc, wd, err := NewLocalClient(ct.nodes["node-b"].h).Announce(context.Background(), []indexapi.Announcement{
 		{ID: more[0], Node: "s2", Addr: "http://10.0.0.2:5303", TTL: time.Minute},
 		{ID: more[1], Node: "s2", Addr: "http://10.0.0.2:5303", TTL: 0},
 	})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/index/hedge"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
@@ -33,7 +34,7 @@ func TestReplicaRoutesScope(t *testing.T) {
 		{"", 401},
 		{ct.writer, 403},
 		{ct.token("index:admin"), 403},
-		{ct.token(ScopeReplicate), 200},
+		{ct.token(indexapi.ScopeReplicate), 200},
 		{ct.token("admin"), 200},
 	}
 	for path, body := range bodies {
@@ -52,7 +53,7 @@ func TestReplicaRoutesScope(t *testing.T) {
 // TestReplicaNamesBadInput is the bad-input table of POST /replica/names.
 func TestReplicaNamesBadInput(t *testing.T) {
 	ct := newCTest(t, 3, "node-a")
-	tok := ct.token(ScopeReplicate)
+	tok := ct.token(indexapi.ScopeReplicate)
 	many := strings.Repeat(replicaRecord+",", indexdb.MaxReplicaBatch) + replicaRecord
 	cases := []struct {
 		name, body string

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/runtime/cluster"
 )
 
@@ -41,7 +42,7 @@ func TestRoleClusterMode(t *testing.T) {
 	}
 
 	a := roles["node-a"]
-	code, _, body := a.call("PUT", "/names/blog.example", `{"b3":"`+idA+`"}`, a.token(ScopeWrite))
+	code, _, body := a.call("PUT", "/names/blog.example", `{"b3":"`+idA+`"}`, a.token(indexapi.ScopeWrite))
 	if code != 200 {
 		t.Fatalf("PUT via node-a: %d %s", code, body)
 	}
@@ -65,7 +66,7 @@ func TestRoleClusterMode(t *testing.T) {
 	if err := a.Apply(cfg); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
-	code, _, body = a.call("PUT", "/names/blog.example", `{"b3":"`+idB+`"}`, a.token(ScopeWrite))
+	code, _, body = a.call("PUT", "/names/blog.example", `{"b3":"`+idB+`"}`, a.token(indexapi.ScopeWrite))
 	if code != 200 || !strings.Contains(string(body), `"version":2`) {
 		t.Fatalf("PUT after reload: %d %s", code, body)
 	}

@@ -114,7 +114,7 @@ func forwardRequest(w nameWrite, self, corrID string) *client.Request {
 	if corrID != "" {
 		hdr.Set("X-Corr-ID", corrID)
 	}
-	if k, v := condHeader(w.cond); k != "" {
+	if k, v := w.cond.Header(); k != "" {
 		hdr.Set(k, v)
 	}
 	req := &client.Request{Method: http.MethodDelete, Path: "/names/" + w.name, Header: hdr,

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/store"
@@ -25,12 +26,12 @@ type nameWrite struct {
 	name   string
 	target store.ID
 	del    bool
-	cond   Cond
+	cond   indexapi.Cond
 }
 
 // check validates the write before anything is forwarded or stored.
 func (w nameWrite) check() error {
-	if err := checkName(w.name); err != nil {
+	if err := indexapi.CheckName(w.name); err != nil {
 		return err
 	}
 	return checkCond(w.cond, !w.del)
@@ -170,7 +171,7 @@ func (cn *clusterNode) fanOut(ctx context.Context, ids []string, path string, bo
 
 // clusterPutName is PUT /names/{name} in cluster mode.
 func (h *Handlers) clusterPutName(c echo.Context) error {
-	if err := h.authorize(c, ScopeWrite); err != nil {
+	if err := h.authorize(c, indexapi.ScopeWrite); err != nil {
 		return err
 	}
 	name, target, cond, err := putRequest(c)
@@ -214,21 +215,21 @@ func (h *Handlers) clusterWriteHTTP(c echo.Context, w nameWrite) (*indexdb.Recor
 }
 
 // deletionOf is the DELETE answer of a tombstone record.
-func deletionOf(rec indexdb.Record) NameDeletion {
-	return NameDeletion{Name: rec.Name, Version: rec.Version, Deleted: true, UpdatedAt: stamp(rec.UpdatedAt)}
+func deletionOf(rec indexdb.Record) indexapi.NameDeletion {
+	return indexapi.NameDeletion{Name: rec.Name, Version: rec.Version, Deleted: true, UpdatedAt: stamp(rec.UpdatedAt)}
 }
 
 // nameOfKey returns the name of key (a name or "name@version"), 400 when
 // malformed.
 func nameOfKey(key string) (string, error) {
 	if strings.Contains(key, "@") {
-		n, _, err := indexdb.ParseNameVersion(key)
+		n, _, err := indexapi.ParseNameVersion(key)
 		if err != nil {
 			return "", dbError(err)
 		}
 		return n, nil
 	}
-	if err := checkName(key); err != nil {
+	if err := indexapi.CheckName(key); err != nil {
 		return "", err
 	}
 	return key, nil
@@ -236,7 +237,7 @@ func nameOfKey(key string) (string, error) {
 
 // peerHistory asks the other index members for name's kept versions
 // within one lookup budget: none anywhere is 404.
-func (h *Handlers) peerHistory(ctx context.Context, name string) (NameHistory, error) {
+func (h *Handlers) peerHistory(ctx context.Context, name string) (indexapi.NameHistory, error) {
 	ctx, cancel := resolveOpts{set: h.settings()}.withBudget(ctx)
 	defer cancel()
 	out, err := h.cl.peers.History(ctx, name)
@@ -244,7 +245,7 @@ func (h *Handlers) peerHistory(ctx context.Context, name string) (NameHistory, e
 		return out, nil
 	}
 	if notFound, perr := peerError(err); !notFound {
-		return NameHistory{}, perr
+		return indexapi.NameHistory{}, perr
 	}
-	return NameHistory{}, httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "not found")
+	return indexapi.NameHistory{}, httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "not found")
 }

@@ -9,15 +9,12 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/runtime"
 )
 
-// ScopeReplicate is the node-only scope of /replica/* and X-Ron-Forwarded
-// (docs/cluster.md §2): only it or "admin" satisfies it.
-const ScopeReplicate = "index:replicate"
-
 // HeaderForwarded marks a name write forwarded to its primary; its value is
-// the forwarding node's id. It is honoured only with ScopeReplicate.
+// the forwarding node's id. It is honoured only with indexapi.ScopeReplicate.
 const HeaderForwarded = "X-Ron-Forwarded"
 
 // Kinds and results of ron_index_owner_writes_total (docs/cluster.md §11).
@@ -88,13 +85,13 @@ func (l *nameLocks) lock(name string) func() {
 }
 
 // trustedForward reports whether c carries X-Ron-Forwarded with a token
-// allowing ScopeReplicate; otherwise the header is ignored (docs/cluster.md
+// allowing indexapi.ScopeReplicate; otherwise the header is ignored (docs/cluster.md
 // §2).
 func (h *Handlers) trustedForward(c echo.Context) bool {
 	if c.Request().Header.Get(HeaderForwarded) == "" {
 		return false
 	}
-	_, err := auth.Check(h.keys, c.Request(), ScopeReplicate, h.now())
+	_, err := auth.Check(h.keys, c.Request(), indexapi.ScopeReplicate, h.now())
 	return err == nil
 }
 

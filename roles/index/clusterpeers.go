@@ -12,6 +12,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/index/hedge"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/store"
@@ -220,14 +221,14 @@ func (cp *ClusterPeers) lookupClients(key []byte) []*client.Client {
 // Name implements PeerSource over the cluster candidates of the name. When
 // no other index member is alive nobody else can know the name:
 // hedge.ErrNotFound.
-func (cp *ClusterPeers) Name(ctx context.Context, key string) (NameRecord, error) {
+func (cp *ClusterPeers) Name(ctx context.Context, key string) (indexapi.NameRecord, error) {
 	name, err := nameOfKey(key)
 	if err != nil {
-		return NameRecord{}, err
+		return indexapi.NameRecord{}, err
 	}
 	peers := cp.lookupClients(nameKey(name))
 	if len(peers) == 0 {
-		return NameRecord{}, hedge.ErrNotFound
+		return indexapi.NameRecord{}, hedge.ErrNotFound
 	}
 	opt, _ := cp.options()
 	return lookupName(ctx, key, peers, opt)
@@ -235,10 +236,10 @@ func (cp *ClusterPeers) Name(ctx context.Context, key string) (NameRecord, error
 
 // Providers implements PeerSource over the cluster candidates of id (see
 // Name for the case of no candidates).
-func (cp *ClusterPeers) Providers(ctx context.Context, id store.ID) (ProviderList, error) {
+func (cp *ClusterPeers) Providers(ctx context.Context, id store.ID) (indexapi.ProviderList, error) {
 	peers := cp.lookupClients(objectKey(id))
 	if len(peers) == 0 {
-		return ProviderList{}, hedge.ErrNotFound
+		return indexapi.ProviderList{}, hedge.ErrNotFound
 	}
 	opt, _ := cp.options()
 	return lookupProviders(ctx, id, peers, opt)
@@ -247,24 +248,24 @@ func (cp *ClusterPeers) Providers(ctx context.Context, id store.ID) (ProviderLis
 // History asks the candidates of name for its kept versions with
 // GET /names/{name}/versions?local=1 legs; the first answer listing a
 // version wins. No candidates is hedge.ErrNotFound.
-func (cp *ClusterPeers) History(ctx context.Context, name string) (NameHistory, error) {
+func (cp *ClusterPeers) History(ctx context.Context, name string) (indexapi.NameHistory, error) {
 	peers := cp.lookupClients(nameKey(name))
 	if len(peers) == 0 {
-		return NameHistory{}, hedge.ErrNotFound
+		return indexapi.NameHistory{}, hedge.ErrNotFound
 	}
-	check := func(h NameHistory) error {
+	check := func(h indexapi.NameHistory) error {
 		if h.Name != name {
 			return fmt.Errorf("answer for name %q, asked %q", h.Name, name)
 		}
 		return nil
 	}
-	legs := make([]hedge.Peer[NameHistory], len(peers))
+	legs := make([]hedge.Peer[indexapi.NameHistory], len(peers))
 	for i, c := range peers {
-		legs[i] = &hedge.HTTPPeer[NameHistory]{Client: c, Path: "/names/" + name + "/versions",
+		legs[i] = &hedge.HTTPPeer[indexapi.NameHistory]{Client: c, Path: "/names/" + name + "/versions",
 			Op: "GET /names/{name}/versions", Check: check}
 	}
 	opt, _ := cp.options()
-	h, _, err := hedge.Lookup(ctx, legs, func(h NameHistory) bool { return len(h.Versions) > 0 }, opt)
+	h, _, err := hedge.Lookup(ctx, legs, func(h indexapi.NameHistory) bool { return len(h.Versions) > 0 }, opt)
 	return h, err
 }
 

@@ -5,10 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/indexapi"
 )
 
 // clusterAnnounce applies a provider batch in cluster mode (docs/cluster.md
@@ -18,12 +17,12 @@ import (
 // answer is as POST /providers when every record is on at least W_idx
 // owners, else 503 upstream_unavailable with details.failed (the failing
 // records' positions) and details.required; callers resend the batch.
-func (h *Handlers) clusterAnnounce(ctx context.Context, recs []indexdb.Announcement) (announceReply, error) {
-	if err := checkWholeSeconds(recs); err != nil {
-		return announceReply{}, err
+func (h *Handlers) clusterAnnounce(ctx context.Context, recs []indexapi.Announcement) (indexapi.AnnounceReply, error) {
+	if err := indexapi.CheckWholeSeconds(recs); err != nil {
+		return indexapi.AnnounceReply{}, err
 	}
 	if err := h.db.ValidateAnnounce(recs); err != nil {
-		return announceReply{}, announceError(err, false)
+		return indexapi.AnnounceReply{}, announceError(err, false)
 	}
 	own := h.cl.ownership()
 	need := own.wIdx()
@@ -46,7 +45,7 @@ func (h *Handlers) clusterAnnounce(ctx context.Context, recs []indexdb.Announcem
 	h.cl.ownerWrites(ownerProvider, resultOK, len(recs)-len(failed))
 	h.cl.ownerWrites(ownerProvider, resultFailed, len(failed))
 	if len(failed) > 0 {
-		return announceReply{}, httpx.NewError(http.StatusServiceUnavailable, httpx.CodeUpstreamUnavailable,
+		return indexapi.AnnounceReply{}, httpx.NewError(http.StatusServiceUnavailable, httpx.CodeUpstreamUnavailable,
 			"%d of %d provider records reached fewer than %d index owners", len(failed), len(recs), need).
 			WithDetails(map[string]any{"failed": failed, "required": need})
 	}
@@ -55,7 +54,7 @@ func (h *Handlers) clusterAnnounce(ctx context.Context, recs []indexdb.Announcem
 
 // groupByOwner maps each owner's node id to the positions of the records
 // it owns.
-func groupByOwner(own ownership, recs []indexdb.Announcement) map[string][]int {
+func groupByOwner(own ownership, recs []indexapi.Announcement) map[string][]int {
 	groups := map[string][]int{}
 	for i, a := range recs {
 		for _, m := range own.owners(objectKey(a.ID)) {
@@ -68,7 +67,7 @@ func groupByOwner(own ownership, recs []indexdb.Announcement) map[string][]int {
 // replicateProviders sends every owner its records (POST
 // /replica/providers, concurrently, each under replicaTimeout even if the
 // client went away) and counts the stored copies in copies.
-func (h *Handlers) replicateProviders(ctx context.Context, groups map[string][]int, recs []indexdb.Announcement, copies []int) {
+func (h *Handlers) replicateProviders(ctx context.Context, groups map[string][]int, recs []indexapi.Announcement, copies []int) {
 	if len(groups) == 0 {
 		return
 	}
@@ -85,19 +84,13 @@ func (h *Handlers) replicateProviders(ctx context.Context, groups map[string][]i
 	}
 }
 
-// encodeAnnounce is the POST /providers body of recs, every ttl_s
-// explicit (so the receiver's default TTL plays no part). HTML characters
+// encodeAnnounce is the POST /providers body of recs
+// (indexapi.NewAnnounceBody), every ttl_s explicit. HTML characters
 // are not escaped: a type or addr full of '<' or '&' would otherwise grow
 // sixfold, and a batch the receiving node accepted could exceed the
 // owners' body cap (httpx.JSONBodyCap) and fail on every resend.
-func encodeAnnounce(recs []indexdb.Announcement) []byte {
-	in := struct {
-		Records []announceJSON `json:"records"`
-	}{Records: make([]announceJSON, 0, len(recs))}
-	for _, a := range recs {
-		in.Records = append(in.Records, announceJSON{B3: a.ID.String(), Node: a.Node, Addr: a.Addr,
-			TTLS: int64(a.TTL / time.Second), Region: a.Region, Type: a.Type})
-	}
+func encodeAnnounce(recs []indexapi.Announcement) []byte {
+	in := indexapi.NewAnnounceBody(recs)
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -122,8 +115,8 @@ func count(copies []int, idx []int) {
 }
 
 // tally counts a batch's records: accepted (TTL > 0) and withdrawn.
-func tally(recs []indexdb.Announcement) announceReply {
-	var r announceReply
+func tally(recs []indexapi.Announcement) indexapi.AnnounceReply {
+	var r indexapi.AnnounceReply
 	for _, a := range recs {
 		if a.TTL == 0 {
 			r.Withdrawn++

@@ -15,7 +15,7 @@ type replicaNamesReply struct {
 	Current  int `json:"current"`
 }
 
-// replicaNames is POST /replica/names (ScopeReplicate; docs/cluster.md
+// replicaNames is POST /replica/names (indexapi.ScopeReplicate; docs/cluster.md
 // §6): up to 1000 records {name, version, b3|null, deleted, updated_at},
 // validated as a whole, applied in one transaction with the replica rule
 // (indexdb.ApplyReplica). A bad body is 400 with details.index and
@@ -39,7 +39,7 @@ func (h *Handlers) replicaNames(c echo.Context) error {
 	return writeJSON(c, http.StatusOK, replicaNamesReply{Received: len(recs), Current: n})
 }
 
-// replicaProviders is POST /replica/providers (ScopeReplicate): a POST
+// replicaProviders is POST /replica/providers (indexapi.ScopeReplicate): a POST
 // /providers body sent by the node that received the batch, stored here
 // as it is (never forwarded again, whoever owns the records).
 func (h *Handlers) replicaProviders(c echo.Context) error {

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/store"
 )
@@ -20,20 +21,6 @@ import (
 // follow docs/index.md §3 exactly (no trimming or case folding), site owner references
 // are validated but not kept (a site is a name pointer), and a site's
 // updated_at_ms is the pointer's own time.
-
-// SitePointer is the original's site manifest record, the answer of PUT
-// (202) and GET (200) /v1/index/sites/{name}/manifest. Version is always
-// 1 (the original's schema version, not the name's version, which is in
-// the ETag); ManifestCID is the name's target; the owner fields are
-// always null; UpdatedAtMs is the name version's updated_at.
-type SitePointer struct {
-	Version              int     `json:"version"`
-	Name                 string  `json:"name"`
-	ManifestCID          string  `json:"manifest_cid"`
-	OwnerPassportSubject *string `json:"owner_passport_subject"`
-	OwnerWalletAccount   *string `json:"owner_wallet_account"`
-	UpdatedAtMs          int64   `json:"updated_at_ms"`
-}
 
 // sitePutBody is the PUT /v1/index/sites/{name}/manifest body.
 type sitePutBody struct {
@@ -56,12 +43,12 @@ type assetPutBody struct {
 // PUT|GET /v1/index/sites/{name}/manifest (name pointers),
 // PUT|GET /v1/index/assets/{asset_cid}/manifest (compat_assets) and
 // GET /resolve/name:{key}, answered exactly as GET /resolve/{key}. As in
-// Mount, every route first checks its capability (PUTs ScopeWrite, GETs
-// ScopeRead when reads are private), then runs mw, then the handler. Mount
+// Mount, every route first checks its capability (PUTs indexapi.ScopeWrite, GETs
+// indexapi.ScopeRead when reads are private), then runs mw, then the handler. Mount
 // must be called too; the role always mounts them behind a gate that
 // answers 404 while compat_routes is false.
 func (h *Handlers) MountCompat(e *echo.Echo, mw ...echo.MiddlewareFunc) {
-	write := append([]echo.MiddlewareFunc{h.requireScope(ScopeWrite)}, mw...)
+	write := append([]echo.MiddlewareFunc{h.requireScope(indexapi.ScopeWrite)}, mw...)
 	read := append([]echo.MiddlewareFunc{h.readScope}, mw...)
 	e.PUT("/v1/index/sites/:name/manifest", h.putSite, write...)
 	e.GET("/v1/index/sites/:name/manifest", h.getSite, read...)
@@ -76,14 +63,14 @@ func (h *Handlers) MountCompat(e *echo.Echo, mw ...echo.MiddlewareFunc) {
 // name or name@version key; an object id after "name:" is 400.
 func (h *Handlers) resolveNamePrefixed(c echo.Context) error {
 	if key, err := url.PathUnescape(c.Param("key")); err == nil && strings.HasPrefix(key, "b3:") {
-		return badRequest("a name: key must be a name or name@version")
+		return indexapi.BadRequest("a name: key must be a name or name@version")
 	}
 	return h.getResolve(c)
 }
 
 // sitePointerOf renders a live name record in the original's site shape.
-func sitePointerOf(rec indexdb.Record) SitePointer {
-	return SitePointer{Version: indexdb.CompatPointerVersion, Name: rec.Name,
+func sitePointerOf(rec indexdb.Record) indexapi.SitePointer {
+	return indexapi.SitePointer{Version: indexdb.CompatPointerVersion, Name: rec.Name,
 		ManifestCID: rec.Target.String(), UpdatedAtMs: rec.UpdatedAt.UnixMilli()}
 }
 
@@ -100,23 +87,23 @@ func (h *Handlers) putSite(c echo.Context) error {
 
 // siteRequest reads and checks a site PUT: name, Content-Type,
 // preconditions, body.
-func siteRequest(c echo.Context) (string, store.ID, Cond, error) {
+func siteRequest(c echo.Context) (string, store.ID, indexapi.Cond, error) {
 	name, err := parseName(c)
 	if err != nil {
-		return "", store.ID{}, Cond{}, err
+		return "", store.ID{}, indexapi.Cond{}, err
 	}
 	r := c.Request()
 	cond, err := jsonWriteCond(r)
 	if err != nil {
-		return "", store.ID{}, Cond{}, err
+		return "", store.ID{}, indexapi.Cond{}, err
 	}
 	var in sitePutBody
 	if err := httpx.ReadStrictJSON(r, &in); err != nil {
-		return "", store.ID{}, Cond{}, err
+		return "", store.ID{}, indexapi.Cond{}, err
 	}
 	target, err := checkSiteBody(in)
 	if err != nil {
-		return "", store.ID{}, Cond{}, err
+		return "", store.ID{}, indexapi.Cond{}, err
 	}
 	return name, target, cond, nil
 }
@@ -180,13 +167,13 @@ func updatedAtMs(v *uint64) (int64, error) {
 
 // fieldError is a 400 bad_request naming the offending body field.
 func fieldError(field, msg string) error {
-	return badRequest("%s", msg).WithDetails(map[string]any{"field": field})
+	return indexapi.BadRequest("%s", msg).WithDetails(map[string]any{"field": field})
 }
 
 // compatError maps an indexdb validation error onto 400 bad_request with
 // details.field; other errors go through dbError.
 func compatError(err error) error {
-	var ie *indexdb.InvalidError
+	var ie *indexapi.InvalidError
 	if errors.As(err, &ie) {
 		return fieldError(ie.Field, ie.Msg)
 	}
@@ -214,11 +201,11 @@ func (h *Handlers) getSite(c echo.Context) error {
 func assetParam(c echo.Context) (store.ID, error) {
 	s, err := url.PathUnescape(c.Param("asset_cid"))
 	if err != nil {
-		return store.ID{}, badRequest("asset_cid is not valid path text")
+		return store.ID{}, indexapi.BadRequest("asset_cid is not valid path text")
 	}
 	id, err := indexdb.ParseCompatID(s)
 	if err != nil {
-		return store.ID{}, badRequest("asset_cid must be 64 lowercase hex digits, optionally prefixed with b3:")
+		return store.ID{}, indexapi.BadRequest("asset_cid must be 64 lowercase hex digits, optionally prefixed with b3:")
 	}
 	return id, nil
 }
@@ -226,7 +213,7 @@ func assetParam(c echo.Context) (store.ID, error) {
 // putAsset is PUT /v1/index/assets/{asset_cid}/manifest: store the asset
 // pointer (one transaction) and answer it 202.
 func (h *Handlers) putAsset(c echo.Context) error {
-	if err := h.authorize(c, ScopeWrite); err != nil {
+	if err := h.authorize(c, indexapi.ScopeWrite); err != nil {
 		return err
 	}
 	asset, err := assetParam(c)

@@ -2,7 +2,9 @@
 // records and resolve. handlers.go, names.go, providers.go and resolve.go hold
 // the HTTP handlers of docs/index.md §3 (names), docs/index.md §4 (providers) and docs/index.md §5 (resolve) over an
 // indexdb.DB, with an optional cache and PeerSource; role.go is the runnable
-// role (listener, admission, workers, hot reload).
+// role (listener, admission, workers, hot reload). Its contract (wire
+// types, scopes, name syntax, Client and HTTPClient) is roles/index/indexapi;
+// local.go holds LocalClient, the in-process indexapi.Client.
 //
 // Cluster mode (docs/cluster.md §6, Options.Cluster) adds ownership:
 // owners.go picks each key's owners and primary, clusternames.go and
@@ -25,15 +27,9 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/index/cache"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/runtime"
-)
-
-// Capability scopes (docs/architecture.md §6): every index write needs ScopeWrite;
-// reads need ScopeRead when public_reads is false.
-const (
-	ScopeWrite = "index:write"
-	ScopeRead  = "index:read"
 )
 
 // authedKey marks a request whose scope the route middleware checked.
@@ -79,7 +75,7 @@ type Settings struct {
 	// ResolveBudget is the whole-call lookup budget; 0 means
 	// DefaultResolveBudget (1200 ms).
 	ResolveBudget time.Duration
-	// PrivateReads makes every read route require ScopeRead
+	// PrivateReads makes every read route require indexapi.ScopeRead
 	// (public_reads = false).
 	PrivateReads bool
 }
@@ -105,12 +101,12 @@ func NewHandlers(db *indexdb.DB, keys *auth.Keyring, now func() time.Time) *Hand
 
 // Mount registers the routes of docs/index.md §3, §4 and §5 on e, plus in
 // cluster mode POST /replica/names and /replica/providers (docs/cluster.md
-// §6, ScopeReplicate). Every route first checks its capability (writes
-// ScopeWrite; reads ScopeRead when reads are private), then runs mw in
+// §6, indexapi.ScopeReplicate). Every route first checks its capability (writes
+// indexapi.ScopeWrite; reads indexapi.ScopeRead when reads are private), then runs mw in
 // order (the role's admission: per-IP bucket and work queue), then the
 // handler.
 func (h *Handlers) Mount(e *echo.Echo, mw ...echo.MiddlewareFunc) {
-	write := append([]echo.MiddlewareFunc{h.requireScope(ScopeWrite)}, mw...)
+	write := append([]echo.MiddlewareFunc{h.requireScope(indexapi.ScopeWrite)}, mw...)
 	read := append([]echo.MiddlewareFunc{h.readScope}, mw...)
 	e.PUT("/names/:name", h.putName, write...)
 	e.GET("/names/:name", h.getName, read...)
@@ -120,7 +116,7 @@ func (h *Handlers) Mount(e *echo.Echo, mw ...echo.MiddlewareFunc) {
 	e.GET("/providers/:b3", h.getProviders, read...)
 	e.GET("/resolve/:key", h.getResolve, read...)
 	if h.cl != nil {
-		replicate := append([]echo.MiddlewareFunc{h.requireScope(ScopeReplicate)}, mw...)
+		replicate := append([]echo.MiddlewareFunc{h.requireScope(indexapi.ScopeReplicate)}, mw...)
 		e.POST(pathReplicaNames, h.replicaNames, replicate...)
 		e.POST(pathReplicaProviders, h.replicaProviders, replicate...)
 	}
@@ -139,11 +135,11 @@ func (h *Handlers) requireScope(scope string) echo.MiddlewareFunc {
 	}
 }
 
-// readScope is route middleware requiring ScopeRead when reads are private.
+// readScope is route middleware requiring indexapi.ScopeRead when reads are private.
 func (h *Handlers) readScope(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if h.settings().PrivateReads {
-			if err := h.authorize(c, ScopeRead); err != nil {
+			if err := h.authorize(c, indexapi.ScopeRead); err != nil {
 				return err
 			}
 		}
@@ -166,16 +162,12 @@ func (h *Handlers) authorize(c echo.Context, scope string) error {
 	return err
 }
 
-// badRequest is a 400 bad_request envelope.
-func badRequest(format string, args ...any) *httpx.Error {
-	return httpx.NewError(http.StatusBadRequest, httpx.CodeBadRequest, format, args...)
-}
-
 // dbError maps indexdb's typed errors onto the envelope (docs/index.md §3,
-// §15): ErrInvalid → 400 bad_request, ErrPrecondition → 412 with
-// details.current_version (null when there is no live version), ErrDeleted
-// and ErrPruned → 404 with details.reason, ErrNotFound → 404. Anything else
-// passes through (500 internal unless it already is an envelope).
+// §15): indexapi.ErrInvalid → 400 bad_request (indexapi.InvalidInput),
+// ErrPrecondition → 412 with details.current_version (null when there is
+// no live version), ErrDeleted and ErrPruned → 404 with details.reason,
+// ErrNotFound → 404. Anything else passes through (500 internal unless it
+// already is an envelope).
 func dbError(err error) error {
 	var pe *indexdb.PreconditionError
 	switch {
@@ -186,8 +178,8 @@ func dbError(err error) error {
 		}
 		return httpx.NewError(http.StatusPreconditionFailed, httpx.CodePreconditionFailed, "precondition failed").
 			WithDetails(map[string]any{"current_version": cur})
-	case errors.Is(err, indexdb.ErrInvalid):
-		return badRequest("%s", trimPrefix(err.Error()))
+	case errors.Is(err, indexapi.ErrInvalid):
+		return indexapi.InvalidInput(err)
 	case errors.Is(err, indexdb.ErrDeleted):
 		return httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "deleted").
 			WithDetails(map[string]any{"reason": "deleted"})
@@ -198,15 +190,6 @@ func dbError(err error) error {
 		return httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "not found")
 	}
 	return err
-}
-
-// trimPrefix drops indexdb's "indexdb: invalid input: " message prefix.
-func trimPrefix(s string) string {
-	const p = "indexdb: invalid input: "
-	if len(s) > len(p) && s[:len(p)] == p {
-		return s[len(p):]
-	}
-	return s
 }
 
 // writeJSON writes v as a JSON 200-class answer with the given headers set.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/store/kv/memkv"
 )
@@ -82,8 +83,8 @@ func newEnv(t *testing.T) *env {
 	h := NewHandlers(db, keys, clk.Now)
 	h.Mount(srv.Echo())
 	return &env{t: t, clk: clk, db: db, h: h, srv: srv,
-		writer: mint(ScopeWrite, 24*time.Hour), reader: mint("storage:write", 24*time.Hour),
-		expired: mint(ScopeWrite, time.Hour)}
+		writer: mint(indexapi.ScopeWrite, 24*time.Hour), reader: mint("storage:write", 24*time.Hour),
+		expired: mint(indexapi.ScopeWrite, time.Hour)}
 }
 
 // req describes one request; token "" sends no Authorization header.

@@ -10,6 +10,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/index/hedge"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store/kv"
 )
@@ -111,7 +112,7 @@ func (r roleMetrics) registerRequestSeries() {
 	for _, result := range []string{"alpha", "beta", "none"} {
 		r.counter("dht_hedged_requests_total", "result", result)
 	}
-	for _, source := range []string{SourceLocal, SourcePeer, SourceCache} {
+	for _, source := range []string{indexapi.SourceLocal, indexapi.SourcePeer, indexapi.SourceCache} {
 		r.m.Histogram("resolve_latency_seconds", "role", roleName, "source", source)
 	}
 	r.m.Set().GetOrCreatePrometheusHistogramExt(runtime.MetricName("index_dht_lookup_ms", "role", roleName),

@@ -13,43 +13,13 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/ranges"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/store"
 )
 
 // timeLayout renders updated_at: RFC 3339 UTC, millisecond precision.
 const timeLayout = "2006-01-02T15:04:05.000Z07:00"
-
-// NameRecord is a live name record on the wire (docs/index.md §3).
-type NameRecord struct {
-	Name      string `json:"name"`
-	B3        string `json:"b3"`
-	Version   uint64 `json:"version"`
-	UpdatedAt string `json:"updated_at"`
-}
-
-// NameDeletion answers DELETE /names/{name}.
-type NameDeletion struct {
-	Name      string `json:"name"`
-	Version   uint64 `json:"version"`
-	Deleted   bool   `json:"deleted"`
-	UpdatedAt string `json:"updated_at"`
-}
-
-// NameVersion is one entry of GET /names/{name}/versions; B3 is null on
-// tombstones.
-type NameVersion struct {
-	Version   uint64  `json:"version"`
-	B3        *string `json:"b3"`
-	Deleted   bool    `json:"deleted"`
-	UpdatedAt string  `json:"updated_at"`
-}
-
-// NameHistory answers GET /names/{name}/versions.
-type NameHistory struct {
-	Name     string        `json:"name"`
-	Versions []NameVersion `json:"versions"`
-}
 
 // putBody is the PUT /names/{name} body.
 type putBody struct {
@@ -58,8 +28,8 @@ type putBody struct {
 
 func stamp(t time.Time) string { return t.UTC().Format(timeLayout) }
 
-func toRecordOut(r indexdb.Record) NameRecord {
-	return NameRecord{Name: r.Name, B3: r.Target.String(), Version: r.Version, UpdatedAt: stamp(r.UpdatedAt)}
+func toRecordOut(r indexdb.Record) indexapi.NameRecord {
+	return indexapi.NameRecord{Name: r.Name, B3: r.Target.String(), Version: r.Version, UpdatedAt: stamp(r.UpdatedAt)}
 }
 
 // etag is the entity tag of a name version: "<version>".
@@ -69,7 +39,7 @@ func etag(v uint64) string { return `"` + strconv.FormatUint(v, 10) + `"` }
 func nameParam(c echo.Context) (string, error) {
 	s, err := url.PathUnescape(c.Param("name"))
 	if err != nil {
-		return "", badRequest("name is not valid path text")
+		return "", indexapi.BadRequest("name is not valid path text")
 	}
 	return s, nil
 }
@@ -80,58 +50,25 @@ func parseName(c echo.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := indexdb.ParseName(s); err != nil {
+	if _, err := indexapi.ParseName(s); err != nil {
 		return "", dbError(err)
 	}
 	return s, nil
 }
 
-// Cond is a write precondition of SetName and DeleteName (docs/index.md
-// §3); it is the persistence model's own type. The zero Cond is
-// unconditional.
-type Cond = indexdb.Cond
-
-// Precondition constructors, shared with indexdb: IfMatch(v) is If-Match
-// "<v>", IfLive() is If-Match *, IfAbsent() is If-None-Match * (PUT only).
-var (
-	IfMatch  = indexdb.IfMatch
-	IfLive   = indexdb.IfLive
-	IfAbsent = indexdb.IfAbsent
-)
-
 // errBadIfMatch is the 400 of an If-Match that is neither * nor a version.
-func errBadIfMatch() *httpx.Error { return badRequest(`If-Match must be * or "<version>"`) }
+func errBadIfMatch() *httpx.Error { return indexapi.BadRequest(`If-Match must be * or "<version>"`) }
 
 // checkCond checks c for a write: If-None-Match only where allowNoneMatch,
 // and a version must be ≥ 1.
-func checkCond(c Cond, allowNoneMatch bool) error {
+func checkCond(c indexapi.Cond, allowNoneMatch bool) error {
 	switch {
-	case c.Kind() == indexdb.CondVersion && c.Version() == 0:
+	case c.Kind() == indexapi.CondVersion && c.Version() == 0:
 		return errBadIfMatch()
-	case c.Kind() == indexdb.CondAbsent && !allowNoneMatch:
-		return badRequest("If-None-Match is not allowed here")
+	case c.Kind() == indexapi.CondAbsent && !allowNoneMatch:
+		return indexapi.BadRequest("If-None-Match is not allowed here")
 	}
 	return nil
-}
-
-// condHeader returns the request header expressing c ("" when unconditional).
-func condHeader(c Cond) (key, value string) {
-	switch c.Kind() {
-	case indexdb.CondVersion:
-		return "If-Match", `"` + strconv.FormatUint(c.Version(), 10) + `"`
-	case indexdb.CondLive:
-		return "If-Match", "*"
-	case indexdb.CondAbsent:
-		return "If-None-Match", "*"
-	}
-	return "", ""
-}
-
-// retrySafe reports whether repeating a PUT under c cannot apply it twice:
-// after a lost success, a retried If-Match "<v>" or If-None-Match * fails
-// with 412 instead of adding another version.
-func retrySafe(c Cond) bool {
-	return c.Kind() == indexdb.CondVersion || c.Kind() == indexdb.CondAbsent
 }
 
 // writeCond turns If-Match / If-None-Match into a Cond (docs/index.md §3):
@@ -139,39 +76,39 @@ func retrySafe(c Cond) bool {
 // IfAbsent (PUT only). Repeated headers, both headers together, unquoted or
 // non-numeric tags, weak tags, lists and any other If-None-Match value are
 // 400 bad_request. An empty header counts as absent.
-func writeCond(r *http.Request, allowNoneMatch bool) (Cond, error) {
+func writeCond(r *http.Request, allowNoneMatch bool) (indexapi.Cond, error) {
 	im, imOK, err := singleHeader(r, "If-Match")
 	if err != nil {
-		return Cond{}, err
+		return indexapi.Cond{}, err
 	}
 	inm, inmOK, err := singleHeader(r, "If-None-Match")
 	if err != nil {
-		return Cond{}, err
+		return indexapi.Cond{}, err
 	}
 	switch {
 	case imOK && inmOK:
-		return Cond{}, badRequest("If-Match and If-None-Match cannot be combined")
+		return indexapi.Cond{}, indexapi.BadRequest("If-Match and If-None-Match cannot be combined")
 	case inmOK && !allowNoneMatch:
-		return Cond{}, badRequest("If-None-Match is not allowed here")
+		return indexapi.Cond{}, indexapi.BadRequest("If-None-Match is not allowed here")
 	case inmOK:
 		if inm != "*" {
-			return Cond{}, badRequest("If-None-Match on a write must be *")
+			return indexapi.Cond{}, indexapi.BadRequest("If-None-Match on a write must be *")
 		}
-		return IfAbsent(), nil
+		return indexapi.IfAbsent(), nil
 	case imOK:
 		if im == "*" {
-			return IfLive(), nil
+			return indexapi.IfLive(), nil
 		}
 		if len(im) < 3 || im[0] != '"' || im[len(im)-1] != '"' {
-			return Cond{}, errBadIfMatch()
+			return indexapi.Cond{}, errBadIfMatch()
 		}
-		v, err := indexdb.ParseVersion(im[1 : len(im)-1])
+		v, err := indexapi.ParseVersion(im[1 : len(im)-1])
 		if err != nil {
-			return Cond{}, errBadIfMatch()
+			return indexapi.Cond{}, errBadIfMatch()
 		}
-		return IfMatch(v), nil
+		return indexapi.IfMatch(v), nil
 	}
-	return Cond{}, nil
+	return indexapi.Cond{}, nil
 }
 
 // singleHeader returns the trimmed value of a header that may appear at
@@ -179,7 +116,7 @@ func writeCond(r *http.Request, allowNoneMatch bool) (Cond, error) {
 func singleHeader(r *http.Request, name string) (v string, ok bool, err error) {
 	vals := r.Header.Values(name)
 	if len(vals) > 1 {
-		return "", false, badRequest("%s given more than once", name)
+		return "", false, indexapi.BadRequest("%s given more than once", name)
 	}
 	if len(vals) == 0 {
 		return "", false, nil
@@ -188,21 +125,13 @@ func singleHeader(r *http.Request, name string) (v string, ok bool, err error) {
 	return v, v != "", nil
 }
 
-// checkName validates a name (400 bad_request on bad syntax).
-func checkName(name string) error {
-	if _, err := indexdb.ParseName(name); err != nil {
-		return dbError(err)
-	}
-	return nil
-}
-
 // The do* methods below are the one code path behind both the HTTP
 // handlers and LocalClient: validation, the database call and the mapping
 // of its errors onto the envelope.
 
 // doSet sets name to target under cond, counting the write. In cluster
 // mode the write goes through the name's primary (clusterWrite).
-func (h *Handlers) doSet(ctx context.Context, name string, target store.ID, cond Cond) (indexdb.Record, error) {
+func (h *Handlers) doSet(ctx context.Context, name string, target store.ID, cond indexapi.Cond) (indexdb.Record, error) {
 	if h.cl != nil {
 		return h.clusterWrite(ctx, nameWrite{name: name, target: target, cond: cond}, false, "").result()
 	}
@@ -212,8 +141,8 @@ func (h *Handlers) doSet(ctx context.Context, name string, target store.ID, cond
 }
 
 // setName is doSet without the metric.
-func (h *Handlers) setName(ctx context.Context, name string, target store.ID, cond Cond) (indexdb.Record, error) {
-	if err := checkName(name); err != nil {
+func (h *Handlers) setName(ctx context.Context, name string, target store.ID, cond indexapi.Cond) (indexdb.Record, error) {
+	if err := indexapi.CheckName(name); err != nil {
 		return indexdb.Record{}, err
 	}
 	if err := checkCond(cond, true); err != nil {
@@ -244,7 +173,7 @@ func (h *Handlers) doGet(ctx context.Context, name string) (indexdb.Record, erro
 
 // doGetVersion returns the record of key "name@version".
 func (h *Handlers) doGetVersion(ctx context.Context, key string) (indexdb.Record, error) {
-	name, v, err := indexdb.ParseNameVersion(key)
+	name, v, err := indexapi.ParseNameVersion(key)
 	if err != nil {
 		return indexdb.Record{}, dbError(err)
 	}
@@ -256,16 +185,16 @@ func (h *Handlers) doGetVersion(ctx context.Context, key string) (indexdb.Record
 }
 
 // doHistory returns the kept versions of name, newest first.
-func (h *Handlers) doHistory(ctx context.Context, name string) (NameHistory, error) {
+func (h *Handlers) doHistory(ctx context.Context, name string) (indexapi.NameHistory, error) {
 	return h.historyOf(ctx, name, false)
 }
 
 // historyOf is doHistory; localOnly (?local=1) reads this node's store
 // only. In cluster mode a node that does not own the name, or an owner
 // that lacks it, asks the other index members (ClusterPeers.History).
-func (h *Handlers) historyOf(ctx context.Context, name string, localOnly bool) (NameHistory, error) {
-	if err := checkName(name); err != nil {
-		return NameHistory{}, err
+func (h *Handlers) historyOf(ctx context.Context, name string, localOnly bool) (indexapi.NameHistory, error) {
+	if err := indexapi.CheckName(name); err != nil {
+		return indexapi.NameHistory{}, err
 	}
 	if h.cl != nil && !localOnly && !h.cl.ownership().owns(nameKey(name)) {
 		return h.peerHistory(ctx, name)
@@ -275,11 +204,11 @@ func (h *Handlers) historyOf(ctx context.Context, name string, localOnly bool) (
 		return h.peerHistory(ctx, name)
 	}
 	if err != nil {
-		return NameHistory{}, dbError(err)
+		return indexapi.NameHistory{}, dbError(err)
 	}
-	out := NameHistory{Name: name, Versions: make([]NameVersion, 0, len(recs))}
+	out := indexapi.NameHistory{Name: name, Versions: make([]indexapi.NameVersion, 0, len(recs))}
 	for _, r := range recs {
-		e := NameVersion{Version: r.Version, Deleted: r.Deleted, UpdatedAt: stamp(r.UpdatedAt)}
+		e := indexapi.NameVersion{Version: r.Version, Deleted: r.Deleted, UpdatedAt: stamp(r.UpdatedAt)}
 		if !r.Deleted {
 			s := r.Target.String()
 			e.B3 = &s
@@ -291,11 +220,11 @@ func (h *Handlers) historyOf(ctx context.Context, name string, localOnly bool) (
 
 // doDelete writes a tombstone version of name under cond, counting the
 // write. In cluster mode the write goes through the name's primary.
-func (h *Handlers) doDelete(ctx context.Context, name string, cond Cond) (NameDeletion, error) {
+func (h *Handlers) doDelete(ctx context.Context, name string, cond indexapi.Cond) (indexapi.NameDeletion, error) {
 	if h.cl != nil {
 		rec, err := h.clusterWrite(ctx, nameWrite{name: name, del: true, cond: cond}, false, "").result()
 		if err != nil {
-			return NameDeletion{}, err
+			return indexapi.NameDeletion{}, err
 		}
 		return deletionOf(rec), nil
 	}
@@ -305,16 +234,16 @@ func (h *Handlers) doDelete(ctx context.Context, name string, cond Cond) (NameDe
 }
 
 // deleteNamed is doDelete without the metric.
-func (h *Handlers) deleteNamed(ctx context.Context, name string, cond Cond) (NameDeletion, error) {
-	if err := checkName(name); err != nil {
-		return NameDeletion{}, err
+func (h *Handlers) deleteNamed(ctx context.Context, name string, cond indexapi.Cond) (indexapi.NameDeletion, error) {
+	if err := indexapi.CheckName(name); err != nil {
+		return indexapi.NameDeletion{}, err
 	}
 	if err := checkCond(cond, false); err != nil {
-		return NameDeletion{}, err
+		return indexapi.NameDeletion{}, err
 	}
 	rec, err := h.db.Delete(ctx, name, cond)
 	if err != nil {
-		return NameDeletion{}, dbError(err)
+		return indexapi.NameDeletion{}, dbError(err)
 	}
 	h.invalidateName(name)
 	return deletionOf(rec), nil
@@ -336,8 +265,8 @@ func (h *Handlers) putName(c echo.Context) error {
 // compat site PUT: authorize, read the request with parse (a bad request
 // counts as an invalid name write), set the pointer and put its version in
 // the ETag.
-func (h *Handlers) setFromRequest(c echo.Context, parse func(echo.Context) (string, store.ID, Cond, error)) (indexdb.Record, error) {
-	if err := h.authorize(c, ScopeWrite); err != nil {
+func (h *Handlers) setFromRequest(c echo.Context, parse func(echo.Context) (string, store.ID, indexapi.Cond, error)) (indexdb.Record, error) {
+	if err := h.authorize(c, indexapi.ScopeWrite); err != nil {
 		return indexdb.Record{}, err
 	}
 	name, target, cond, err := parse(c)
@@ -355,34 +284,34 @@ func (h *Handlers) setFromRequest(c echo.Context, parse func(echo.Context) (stri
 
 // jsonWriteCond checks the Content-Type of a JSON write, then its
 // preconditions.
-func jsonWriteCond(r *http.Request) (Cond, error) {
+func jsonWriteCond(r *http.Request) (indexapi.Cond, error) {
 	if err := httpx.RequireJSON(r); err != nil {
-		return Cond{}, err
+		return indexapi.Cond{}, err
 	}
 	return writeCond(r, true)
 }
 
 // putRequest reads and checks a PUT /names/{name} request.
-func putRequest(c echo.Context) (string, store.ID, Cond, error) {
+func putRequest(c echo.Context) (string, store.ID, indexapi.Cond, error) {
 	name, err := parseName(c)
 	if err != nil {
-		return "", store.ID{}, Cond{}, err
+		return "", store.ID{}, indexapi.Cond{}, err
 	}
 	r := c.Request()
 	cond, err := jsonWriteCond(r)
 	if err != nil {
-		return "", store.ID{}, Cond{}, err
+		return "", store.ID{}, indexapi.Cond{}, err
 	}
 	var in putBody
 	if err := httpx.ReadStrictJSON(r, &in); err != nil {
-		return "", store.ID{}, Cond{}, err
+		return "", store.ID{}, indexapi.Cond{}, err
 	}
 	if in.B3 == nil {
-		return "", store.ID{}, Cond{}, badRequest("b3 is required")
+		return "", store.ID{}, indexapi.Cond{}, indexapi.BadRequest("b3 is required")
 	}
 	target, err := store.ParseID(*in.B3)
 	if err != nil {
-		return "", store.ID{}, Cond{}, badRequest("b3 must be b3: followed by 64 lowercase hex digits")
+		return "", store.ID{}, indexapi.Cond{}, indexapi.BadRequest("b3 must be b3: followed by 64 lowercase hex digits")
 	}
 	return name, target, cond, nil
 }
@@ -391,7 +320,7 @@ func putRequest(c echo.Context) (string, store.ID, Cond, error) {
 // reads: key is a name or "name@version", found locally, else (unless
 // o.localOnly) in the cache or at the peers within one lookup budget (docs/index.md §3,
 // docs/index.md §6). A local tombstone or pruned version is an authoritative 404.
-func (h *Handlers) lookupName(ctx context.Context, key string, o resolveOpts) (NameRecord, error) {
+func (h *Handlers) lookupName(ctx context.Context, key string, o resolveOpts) (indexapi.NameRecord, error) {
 	o.set = h.settings()
 	ctx, cancel := o.withBudget(ctx)
 	defer cancel()
@@ -417,7 +346,7 @@ func (h *Handlers) getName(c echo.Context) error {
 
 // replyRecord writes a live record with its ETag and Cache-Control,
 // honouring If-None-Match (304) and If-Match (412).
-func (h *Handlers) replyRecord(c echo.Context, rec NameRecord, cacheControl string) error {
+func (h *Handlers) replyRecord(c echo.Context, rec indexapi.NameRecord, cacheControl string) error {
 	tag := etag(rec.Version)
 	hd := c.Response().Header()
 	switch ranges.CheckPreconditions(c.Request(), tag) {
@@ -450,13 +379,13 @@ func (h *Handlers) nameHistory(c echo.Context) error {
 
 // deleteRequest authorizes a DELETE /names/{name} and reads its name and
 // preconditions.
-func (h *Handlers) deleteRequest(c echo.Context) (string, Cond, error) {
-	if err := h.authorize(c, ScopeWrite); err != nil {
-		return "", Cond{}, err
+func (h *Handlers) deleteRequest(c echo.Context) (string, indexapi.Cond, error) {
+	if err := h.authorize(c, indexapi.ScopeWrite); err != nil {
+		return "", indexapi.Cond{}, err
 	}
 	name, err := parseName(c)
 	if err != nil {
-		return "", Cond{}, err
+		return "", indexapi.Cond{}, err
 	}
 	cond, err := writeCond(c.Request(), false)
 	return name, cond, err

@@ -17,7 +17,7 @@ import (
 
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/index/hedge"
-	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
 )
@@ -242,14 +242,14 @@ func (hp *HedgedPeers) order(key []byte) []peerClient {
 
 // Name asks the peers for key (a name or "name@version"), in rendezvous
 // order of (name, peer URL); see lookupName.
-func (hp *HedgedPeers) Name(ctx context.Context, key string) (NameRecord, error) {
+func (hp *HedgedPeers) Name(ctx context.Context, key string) (indexapi.NameRecord, error) {
 	name, _, _ := strings.Cut(key, "@")
 	return lookupName(ctx, key, clientsOf(hp.order(nameKey(name))), hp.opt)
 }
 
 // Providers asks the peers for the live providers of id, in rendezvous
 // order of (digest, peer URL); see lookupProviders.
-func (hp *HedgedPeers) Providers(ctx context.Context, id store.ID) (ProviderList, error) {
+func (hp *HedgedPeers) Providers(ctx context.Context, id store.ID) (indexapi.ProviderList, error) {
 	return lookupProviders(ctx, id, clientsOf(hp.order(id[:])), hp.opt)
 }
 
@@ -268,21 +268,21 @@ func clientsOf(ps []peerClient) []*client.Client {
 // version among the satisfactory answers received by then (answers of legs
 // that completed before they saw the cancellation count too). No peers is
 // an *hedge.UnavailableError.
-func lookupName(ctx context.Context, key string, peers []*client.Client, opt hedge.Options) (NameRecord, error) {
+func lookupName(ctx context.Context, key string, peers []*client.Client, opt hedge.Options) (indexapi.NameRecord, error) {
 	name, version, versioned := key, uint64(0), strings.Contains(key, "@")
 	var err error
 	if versioned {
-		name, version, err = indexdb.ParseNameVersion(key)
+		name, version, err = indexapi.ParseNameVersion(key)
 	} else {
-		_, err = indexdb.ParseName(key)
+		_, err = indexapi.ParseName(key)
 	}
 	if err != nil {
-		return NameRecord{}, fmt.Errorf("index: peer lookup of %q: %w", key, err)
+		return indexapi.NameRecord{}, fmt.Errorf("index: peer lookup of %q: %w", key, err)
 	}
 	if len(peers) == 0 {
-		return NameRecord{}, &hedge.UnavailableError{}
+		return indexapi.NameRecord{}, &hedge.UnavailableError{}
 	}
-	check := func(r NameRecord) error {
+	check := func(r indexapi.NameRecord) error {
 		switch {
 		case r.Name != name:
 			return fmt.Errorf("answer for name %q, asked %q", r.Name, name)
@@ -299,15 +299,15 @@ func lookupName(ctx context.Context, key string, peers []*client.Client, opt hed
 
 	var (
 		mu   sync.Mutex
-		best NameRecord
+		best indexapi.NameRecord
 		have bool
 	)
 	path := hedge.NamesPath(key)
-	legs := make([]hedge.Peer[NameRecord], len(peers))
+	legs := make([]hedge.Peer[indexapi.NameRecord], len(peers))
 	for i, c := range peers {
 		legs[i] = &collectPeer{
-			HTTPPeer: &hedge.HTTPPeer[NameRecord]{Client: c, Path: path, Op: "GET /names/{name}", Check: check},
-			got: func(r NameRecord) {
+			HTTPPeer: &hedge.HTTPPeer[indexapi.NameRecord]{Client: c, Path: path, Op: "GET /names/{name}", Check: check},
+			got: func(r indexapi.NameRecord) {
 				mu.Lock()
 				defer mu.Unlock()
 				if !have || r.Version > best.Version {
@@ -316,9 +316,9 @@ func lookupName(ctx context.Context, key string, peers []*client.Client, opt hed
 			},
 		}
 	}
-	rec, _, err := hedge.Lookup(ctx, legs, func(NameRecord) bool { return true }, opt)
+	rec, _, err := hedge.Lookup(ctx, legs, func(indexapi.NameRecord) bool { return true }, opt)
 	if err != nil {
-		return NameRecord{}, err
+		return indexapi.NameRecord{}, err
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -332,12 +332,12 @@ func lookupName(ctx context.Context, key string, peers []*client.Client, opt hed
 // GET /providers/{b3}?local=1 legs; the first answer with at least one
 // (unexpired) provider wins (docs/index.md §6 rule 3). No peers is an
 // *hedge.UnavailableError.
-func lookupProviders(ctx context.Context, id store.ID, peers []*client.Client, opt hedge.Options) (ProviderList, error) {
+func lookupProviders(ctx context.Context, id store.ID, peers []*client.Client, opt hedge.Options) (indexapi.ProviderList, error) {
 	if len(peers) == 0 {
-		return ProviderList{}, &hedge.UnavailableError{}
+		return indexapi.ProviderList{}, &hedge.UnavailableError{}
 	}
 	b3 := id.String()
-	check := func(l ProviderList) error {
+	check := func(l indexapi.ProviderList) error {
 		if l.B3 != b3 {
 			return fmt.Errorf("answer for %q, asked %q", l.B3, b3)
 		}
@@ -349,22 +349,22 @@ func lookupProviders(ctx context.Context, id store.ID, peers []*client.Client, o
 		return nil
 	}
 	path := hedge.ProvidersPath(b3)
-	legs := make([]hedge.Peer[ProviderList], len(peers))
+	legs := make([]hedge.Peer[indexapi.ProviderList], len(peers))
 	for i, c := range peers {
-		legs[i] = &hedge.HTTPPeer[ProviderList]{Client: c, Path: path, Op: "GET /providers/{b3}", Check: check}
+		legs[i] = &hedge.HTTPPeer[indexapi.ProviderList]{Client: c, Path: path, Op: "GET /providers/{b3}", Check: check}
 	}
-	l, _, err := hedge.Lookup(ctx, legs, func(l ProviderList) bool { return len(l.Providers) > 0 }, opt)
+	l, _, err := hedge.Lookup(ctx, legs, func(l indexapi.ProviderList) bool { return len(l.Providers) > 0 }, opt)
 	return l, err
 }
 
 // collectPeer wraps an HTTPPeer and reports every valid answer to got, so
 // Name can pick the highest version among the answers received.
 type collectPeer struct {
-	*hedge.HTTPPeer[NameRecord]
-	got func(NameRecord)
+	*hedge.HTTPPeer[indexapi.NameRecord]
+	got func(indexapi.NameRecord)
 }
 
-func (p *collectPeer) Lookup(ctx context.Context) (NameRecord, error) {
+func (p *collectPeer) Lookup(ctx context.Context) (indexapi.NameRecord, error) {
 	r, err := p.HTTPPeer.Lookup(ctx)
 	if err == nil {
 		p.got(r)

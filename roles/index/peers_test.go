@@ -14,6 +14,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/index/hedge"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store"
 )
 
@@ -90,7 +91,7 @@ func checkLocal(t *testing.T, path string, ps ...*peerServer) {
 }
 
 func TestHedgedPeersNameFromGoodPeer(t *testing.T) {
-	want := NameRecord{Name: "site", B3: idA, Version: 4, UpdatedAt: "2026-01-02T03:04:05Z"}
+	want := indexapi.NameRecord{Name: "site", B3: idA, Version: 4, UpdatedAt: "2026-01-02T03:04:05Z"}
 	slow := newPeerServer(t, slowPeer)
 	nf := newPeerServer(t, notFoundPeer)
 	good := newPeerServer(t, jsonPeer(want))
@@ -118,7 +119,7 @@ func TestHedgedPeersNameFromGoodPeer(t *testing.T) {
 }
 
 func TestHedgedPeersNameVersion(t *testing.T) {
-	want := NameRecord{Name: "site", B3: idB, Version: 2, UpdatedAt: "2026-01-02T03:04:05Z"}
+	want := indexapi.NameRecord{Name: "site", B3: idB, Version: 2, UpdatedAt: "2026-01-02T03:04:05Z"}
 	good := newPeerServer(t, jsonPeer(want))
 	nf := newPeerServer(t, notFoundPeer)
 	hp := newTestPeers(t, nf.srv.URL, good.srv.URL)
@@ -134,11 +135,11 @@ func TestHedgedPeersProvidersFromGoodPeer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ProviderList{B3: idA, Providers: []ProviderInfo{{Node: "s1", Addr: "http://s1:5301",
+	want := indexapi.ProviderList{B3: idA, Providers: []indexapi.ProviderInfo{{Node: "s1", Addr: "http://s1:5301",
 		Region: "eu", Type: manifestType, LastSeenS: 3, ExpiresInS: 500}}}
 	slow := newPeerServer(t, slowPeer)
 	nf := newPeerServer(t, notFoundPeer)
-	empty := newPeerServer(t, jsonPeer(ProviderList{B3: idA, Providers: []ProviderInfo{}}))
+	empty := newPeerServer(t, jsonPeer(indexapi.ProviderList{B3: idA, Providers: []indexapi.ProviderInfo{}}))
 	good := newPeerServer(t, jsonPeer(want))
 	hp := newTestPeers(t, slow.srv.URL, nf.srv.URL, empty.srv.URL, good.srv.URL)
 
@@ -153,7 +154,7 @@ func TestHedgedPeersAllNotFound(t *testing.T) {
 	id, _ := store.ParseID(idA)
 	a := newPeerServer(t, notFoundPeer)
 	b := newPeerServer(t, notFoundPeer)
-	c := newPeerServer(t, jsonPeer(ProviderList{B3: idA, Providers: []ProviderInfo{}})) // 200, none: unsatisfied
+	c := newPeerServer(t, jsonPeer(indexapi.ProviderList{B3: idA, Providers: []indexapi.ProviderInfo{}})) // 200, none: unsatisfied
 	hp := newTestPeers(t, a.srv.URL, b.srv.URL, c.srv.URL)
 
 	if _, err := hp.Providers(t.Context(), id); !errors.Is(err, hedge.ErrNotFound) {
@@ -186,14 +187,14 @@ func TestHedgedPeersAllDown(t *testing.T) {
 
 func TestHedgedPeersInvalidAnswerIsFailure(t *testing.T) {
 	// A record for another name is a failure, not an answer.
-	wrong := newPeerServer(t, jsonPeer(NameRecord{Name: "other", B3: idA, Version: 1, UpdatedAt: "x"}))
+	wrong := newPeerServer(t, jsonPeer(indexapi.NameRecord{Name: "other", B3: idA, Version: 1, UpdatedAt: "x"}))
 	hp := newTestPeers(t, wrong.srv.URL)
 	if _, err := hp.Name(t.Context(), "site"); !errors.Is(err, hedge.ErrUnavailable) {
 		t.Errorf("Name error = %v, want ErrUnavailable", err)
 	}
 	// Expired provider records are rejected too.
 	id, _ := store.ParseID(idA)
-	exp := newPeerServer(t, jsonPeer(ProviderList{B3: idA, Providers: []ProviderInfo{{Node: "s1", ExpiresInS: 0}}}))
+	exp := newPeerServer(t, jsonPeer(indexapi.ProviderList{B3: idA, Providers: []indexapi.ProviderInfo{{Node: "s1", ExpiresInS: 0}}}))
 	nf := newPeerServer(t, notFoundPeer)
 	hp2 := newTestPeers(t, exp.srv.URL, nf.srv.URL)
 	if _, err := hp2.Providers(t.Context(), id); !errors.Is(err, hedge.ErrNotFound) {

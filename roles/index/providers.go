@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/store"
 )
@@ -20,32 +21,10 @@ const (
 	maxProviderLimit     = 64
 )
 
-// announceReply answers POST /providers.
-type announceReply struct {
-	Accepted  int `json:"accepted"`
-	Withdrawn int `json:"withdrawn"`
-}
-
-// ProviderInfo is one provider on the wire.
-type ProviderInfo struct {
-	Node       string `json:"node"`
-	Addr       string `json:"addr"`
-	Region     string `json:"region"`
-	Type       string `json:"type"`
-	LastSeenS  int64  `json:"last_seen_s"`
-	ExpiresInS int64  `json:"expires_in_s"`
-}
-
-// ProviderList answers GET /providers/{b3}.
-type ProviderList struct {
-	B3        string         `json:"b3"`
-	Providers []ProviderInfo `json:"providers"`
-}
-
 // announce is POST /providers: validate the whole batch, then apply it in
 // one transaction (all or nothing).
 func (h *Handlers) announce(c echo.Context) error {
-	if err := h.authorize(c, ScopeWrite); err != nil {
+	if err := h.authorize(c, indexapi.ScopeWrite); err != nil {
 		return err
 	}
 	recs, err := h.readAnnounce(c)
@@ -70,7 +49,7 @@ func readJSONBody(c echo.Context) ([]byte, error) {
 
 // readAnnounce reads and validates a POST /providers body (also the body
 // of POST /replica/providers): records without ttl_s get default_ttl.
-func (h *Handlers) readAnnounce(c echo.Context) ([]indexdb.Announcement, error) {
+func (h *Handlers) readAnnounce(c echo.Context) ([]indexapi.Announcement, error) {
 	body, err := readJSONBody(c)
 	if err != nil {
 		return nil, err
@@ -90,7 +69,7 @@ func (h *Handlers) readAnnounce(c echo.Context) ([]indexdb.Announcement, error) 
 // LocalClient.Announce; in cluster mode through the records' owners,
 // clusterAnnounce) and counts it: accepted records as kind provider,
 // withdrawals as kind withdraw, a failed batch once as kind provider.
-func (h *Handlers) doAnnounce(ctx context.Context, recs []indexdb.Announcement) (announceReply, error) {
+func (h *Handlers) doAnnounce(ctx context.Context, recs []indexapi.Announcement) (indexapi.AnnounceReply, error) {
 	apply := h.applyBatch
 	if h.cl != nil {
 		apply = h.clusterAnnounce
@@ -106,20 +85,20 @@ func (h *Handlers) doAnnounce(ctx context.Context, recs []indexdb.Announcement) 
 }
 
 // applyBatch is doAnnounce without the metrics.
-func (h *Handlers) applyBatch(ctx context.Context, recs []indexdb.Announcement) (announceReply, error) {
-	if err := checkWholeSeconds(recs); err != nil {
-		return announceReply{}, err
+func (h *Handlers) applyBatch(ctx context.Context, recs []indexapi.Announcement) (indexapi.AnnounceReply, error) {
+	if err := indexapi.CheckWholeSeconds(recs); err != nil {
+		return indexapi.AnnounceReply{}, err
 	}
 	res, err := h.db.Announce(ctx, recs)
 	if err != nil {
-		return announceReply{}, announceError(err, false)
+		return indexapi.AnnounceReply{}, announceError(err, false)
 	}
 	h.invalidateObjects(recs)
-	return announceReply{Accepted: res.Accepted, Withdrawn: res.Withdrawn}, nil
+	return indexapi.AnnounceReply{Accepted: res.Accepted, Withdrawn: res.Withdrawn}, nil
 }
 
 // invalidateObjects drops the cached answers of the records' objects.
-func (h *Handlers) invalidateObjects(recs []indexdb.Announcement) {
+func (h *Handlers) invalidateObjects(recs []indexapi.Announcement) {
 	if c := h.settings().Cache; c != nil {
 		for _, a := range recs {
 			c.InvalidateObject(a.ID.String())
@@ -127,39 +106,15 @@ func (h *Handlers) invalidateObjects(recs []indexdb.Announcement) {
 	}
 }
 
-// checkWholeSeconds rejects a TTL that ttl_s (whole seconds) cannot carry,
-// so an in-process batch fails exactly where its JSON form could not be
-// written. The index and field are those of the first such record.
-func checkWholeSeconds(recs []indexdb.Announcement) error {
-	for i, a := range recs {
-		if a.TTL%time.Second != 0 {
-			return announceError(&indexdb.InvalidError{Index: i, Field: "ttl_s", Msg: "not whole seconds"}, false)
-		}
-	}
-	return nil
-}
-
-// announceError maps a batch failure: an undecodable body (the envelope
-// itself, from DecodeAnnounce) is 400 malformed; a bad record or batch size
-// is 400 bad_request with details.index (the record's position; absent for
-// the batch as a whole) and details.field.
+// announceError maps a batch failure: an *indexapi.InvalidError (from
+// DecodeAnnounce when decoding) is indexapi.BatchError, anything else
+// dbError.
 func announceError(err error, decoding bool) error {
-	var ie *indexdb.InvalidError
+	var ie *indexapi.InvalidError
 	if !errors.As(err, &ie) {
 		return dbError(err)
 	}
-	details := map[string]any{}
-	if ie.Field != "" {
-		details["field"] = ie.Field
-	}
-	if ie.Index >= 0 {
-		details["index"] = ie.Index
-	}
-	code := httpx.CodeBadRequest
-	if decoding && ie.Index < 0 {
-		code = httpx.CodeMalformed
-	}
-	return httpx.NewError(http.StatusBadRequest, code, "%s", trimPrefix(ie.Error())).WithDetails(details)
+	return indexapi.BatchError(ie, decoding)
 }
 
 // getProviders is GET /providers/{b3}?limit=&region=: the live local
@@ -168,7 +123,7 @@ func announceError(err error, decoding bool) error {
 func (h *Handlers) getProviders(c echo.Context) error {
 	id, err := store.ParseID(c.Param("b3"))
 	if err != nil {
-		return badRequest("object id must be b3: followed by 64 lowercase hex digits")
+		return indexapi.BadRequest("object id must be b3: followed by 64 lowercase hex digits")
 	}
 	q := c.QueryParams()
 	limit := defaultProviderLimit
@@ -198,42 +153,42 @@ func (h *Handlers) getProviders(c echo.Context) error {
 // LocalClient.Providers: the live local records, else (unless o.localOnly)
 // the cached or peers' answer within one lookup budget (docs/index.md §4, docs/index.md §6). None
 // anywhere → 404.
-func (h *Handlers) lookupProviders(ctx context.Context, id store.ID, region string, limit int, o resolveOpts) (ProviderList, error) {
+func (h *Handlers) lookupProviders(ctx context.Context, id store.ID, region string, limit int, o resolveOpts) (indexapi.ProviderList, error) {
 	if limit == 0 {
 		limit = defaultProviderLimit
 	}
 	if limit < 1 || limit > maxProviderLimit {
-		return ProviderList{}, errBadLimit()
+		return indexapi.ProviderList{}, errBadLimit()
 	}
 	o.set = h.settings()
 	ctx, cancel := o.withBudget(ctx)
 	defer cancel()
 	ps, _, _, err := h.resolveProviders(ctx, id, region, limit, o)
 	if err != nil {
-		return ProviderList{}, err
+		return indexapi.ProviderList{}, err
 	}
-	return ProviderList{B3: id.String(), Providers: ps}, nil
+	return indexapi.ProviderList{B3: id.String(), Providers: ps}, nil
 }
 
 // errBadLimit is the 400 of a limit outside 1–64.
 func errBadLimit() *httpx.Error {
-	return badRequest("limit must be an integer from 1 to %d", maxProviderLimit)
+	return indexapi.BadRequest("limit must be an integer from 1 to %d", maxProviderLimit)
 }
 
 // doProviders lists the live local providers of id, at most limit (1–64);
 // none → 404 not_found.
-func (h *Handlers) doProviders(ctx context.Context, id store.ID, region string, limit int) (ProviderList, error) {
+func (h *Handlers) doProviders(ctx context.Context, id store.ID, region string, limit int) (indexapi.ProviderList, error) {
 	ps, err := h.db.Providers(ctx, id, region, limit)
 	if err != nil {
-		return ProviderList{}, dbError(err)
+		return indexapi.ProviderList{}, dbError(err)
 	}
 	if len(ps) == 0 {
-		return ProviderList{}, httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "no providers")
+		return indexapi.ProviderList{}, httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "no providers")
 	}
 	now := h.now()
-	out := ProviderList{B3: id.String(), Providers: make([]ProviderInfo, 0, len(ps))}
+	out := indexapi.ProviderList{B3: id.String(), Providers: make([]indexapi.ProviderInfo, 0, len(ps))}
 	for _, p := range ps {
-		out.Providers = append(out.Providers, ProviderInfo{
+		out.Providers = append(out.Providers, indexapi.ProviderInfo{
 			Node: p.Node, Addr: p.Addr, Region: p.Region, Type: p.Type,
 			LastSeenS:  max(int64(now.Sub(p.LastSeen)/time.Second), 0),
 			ExpiresInS: ceilSeconds(p.Expires.Sub(now)),

@@ -15,6 +15,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/roles/index/cache"
 	"github.com/ronhq/ron/roles/index/hedge"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/store"
 )
@@ -28,13 +29,6 @@ const resolveProviderLimit = 20
 // manifestType is the provider record type that makes kind "manifest".
 const manifestType = "application/vnd.ron.manifest+json"
 
-// Resolve sources (docs/index.md §5).
-const (
-	SourceLocal = "local"
-	SourceCache = "cache"
-	SourcePeer  = "peer"
-)
-
 // PeerSource asks other index nodes what this node does not know (docs/index.md §6). The
 // production implementation runs hedge.Lookup over HTTPPeers built with
 // hedge.NamesPath and hedge.ProvidersPath (legs with ?local=1). Failures use
@@ -45,24 +39,13 @@ const (
 type PeerSource interface {
 	// Name returns the record of key: a name (the live version) or
 	// "name@version".
-	Name(ctx context.Context, key string) (NameRecord, error)
+	Name(ctx context.Context, key string) (indexapi.NameRecord, error)
 	// Providers returns the live providers of id (at least one on success).
-	Providers(ctx context.Context, id store.ID) (ProviderList, error)
-}
-
-// ResolveAnswer answers GET /resolve/{key}.
-type ResolveAnswer struct {
-	Key         string         `json:"key"`
-	Target      string         `json:"target"`
-	Kind        string         `json:"kind"`
-	NameVersion *uint64        `json:"name_version,omitempty"`
-	Providers   []ProviderInfo `json:"providers"`
-	Source      string         `json:"source"`
-	Partial     bool           `json:"partial,omitempty"`
+	Providers(ctx context.Context, id store.ID) (indexapi.ProviderList, error)
 }
 
 // kindOf applies the docs/index.md §5 kind rule.
-func kindOf(ps []ProviderInfo) string {
+func kindOf(ps []indexapi.ProviderInfo) string {
 	kind := "unknown"
 	for _, p := range ps {
 		if p.Type == manifestType {
@@ -149,7 +132,7 @@ func (o resolveOpts) withBudget(ctx context.Context) (context.Context, context.C
 // Source ("cache") and the stored encoding, sent as it is (decoding and
 // re-encoding a hit would cost most of its time).
 type resolved struct {
-	ResolveAnswer
+	indexapi.ResolveAnswer
 	body  []byte // non-nil on a cache hit: the JSON answer with its newline
 	empty bool   // the cached answer has no providers
 }
@@ -162,8 +145,8 @@ const (
 
 // cachedBody encodes a for the resolve cache: a flag byte, then the answer
 // as a cache hit sends it (source "cache").
-func cachedBody(a ResolveAnswer) ([]byte, error) {
-	a.Source = SourceCache
+func cachedBody(a indexapi.ResolveAnswer) ([]byte, error) {
+	a.Source = indexapi.SourceCache
 	b, err := json.Marshal(a)
 	if err != nil {
 		return nil, err
@@ -176,11 +159,11 @@ func cachedBody(a ResolveAnswer) ([]byte, error) {
 }
 
 // decode returns the answer, decoding a cache hit's body.
-func (a resolved) decode() (ResolveAnswer, error) {
+func (a resolved) decode() (indexapi.ResolveAnswer, error) {
 	if a.body == nil {
 		return a.ResolveAnswer, nil
 	}
-	var out ResolveAnswer
+	var out indexapi.ResolveAnswer
 	return out, json.Unmarshal(a.body, &out)
 }
 
@@ -190,25 +173,9 @@ func (h *Handlers) resolve(ctx context.Context, key string, o resolveOpts) (reso
 	defer cancel()
 
 	// Validate the key first: a malformed key is 400 whatever is cached.
-	var (
-		isID bool
-		id   store.ID
-	)
-	switch {
-	case strings.HasPrefix(key, "b3:"):
-		var err error
-		if id, err = store.ParseID(key); err != nil {
-			return resolved{}, badRequest("object id must be b3: followed by 64 lowercase hex digits")
-		}
-		isID = true
-	case strings.Contains(key, "@"):
-		if _, _, err := indexdb.ParseNameVersion(key); err != nil {
-			return resolved{}, dbError(err)
-		}
-	default:
-		if err := checkName(key); err != nil {
-			return resolved{}, err
-		}
+	id, isID, err := indexapi.ParseResolveKey(key)
+	if err != nil {
+		return resolved{}, err
 	}
 
 	rk := cache.ResolveKey(key)
@@ -219,12 +186,12 @@ func (h *Handlers) resolve(ctx context.Context, key string, o resolveOpts) (reso
 			return resolved{}, errResolveNotFound("not found")
 		case cache.Hit:
 			if len(b) > 1 {
-				return resolved{ResolveAnswer: ResolveAnswer{Source: SourceCache}, body: b[1:], empty: b[0] == cachedEmpty}, nil
+				return resolved{ResolveAnswer: indexapi.ResolveAnswer{Source: indexapi.SourceCache}, body: b[1:], empty: b[0] == cachedEmpty}, nil
 			}
 		}
 	}
 
-	a := ResolveAnswer{Key: key, Source: SourceLocal}
+	a := indexapi.ResolveAnswer{Key: key, Source: indexapi.SourceLocal}
 	if isID {
 		a.Target = key
 	} else {
@@ -236,7 +203,7 @@ func (h *Handlers) resolve(ctx context.Context, key string, o resolveOpts) (reso
 			return resolved{}, err
 		}
 		if fromPeer {
-			a.Source = SourcePeer
+			a.Source = indexapi.SourcePeer
 		}
 		target, err := store.ParseID(rec.B3)
 		if err != nil {
@@ -264,10 +231,10 @@ func (h *Handlers) resolve(ctx context.Context, key string, o resolveOpts) (reso
 		ps = nil
 	}
 	if fromPeer {
-		a.Source = SourcePeer
+		a.Source = indexapi.SourcePeer
 	}
 	if ps == nil {
-		ps = []ProviderInfo{}
+		ps = []indexapi.ProviderInfo{}
 	}
 	a.Providers, a.Partial, a.Kind = ps, partial, kindOf(ps)
 
@@ -287,7 +254,7 @@ func (h *Handlers) resolve(ctx context.Context, key string, o resolveOpts) (reso
 // local tombstone or pruned version is an authoritative 404. In cluster
 // mode only an owner of the name (or a ?local=1 leg) reads its own store
 // first; other nodes ask the owners (docs/cluster.md §6).
-func (h *Handlers) resolveName(ctx context.Context, key string, o resolveOpts) (NameRecord, bool, error) {
+func (h *Handlers) resolveName(ctx context.Context, key string, o resolveOpts) (indexapi.NameRecord, bool, error) {
 	miss := error(errResolveNotFound("name not found"))
 	if o.localOnly || h.readsNameLocally(key) {
 		rec, final, err := h.localName(ctx, key)
@@ -296,20 +263,20 @@ func (h *Handlers) resolveName(ctx context.Context, key string, o resolveOpts) (
 		}
 		miss = err
 	} else if _, err := nameOfKey(key); err != nil {
-		return NameRecord{}, false, err
+		return indexapi.NameRecord{}, false, err
 	}
 	peers := o.peers()
 	if peers == nil {
-		return NameRecord{}, false, miss
+		return indexapi.NameRecord{}, false, miss
 	}
 	nk := cache.NameKey(key)
 	if o.cacheRead() {
 		b, res := o.set.Cache.Get(nk)
 		switch res {
 		case cache.Negative:
-			return NameRecord{}, false, errResolveNotFound("name not found")
+			return indexapi.NameRecord{}, false, errResolveNotFound("name not found")
 		case cache.Hit:
-			var r NameRecord
+			var r indexapi.NameRecord
 			if json.Unmarshal(b, &r) == nil {
 				return r, true, nil
 			}
@@ -322,9 +289,9 @@ func (h *Handlers) resolveName(ctx context.Context, key string, o resolveOpts) (
 			if o.cacheWrite() {
 				o.set.Cache.PutNegative(nk)
 			}
-			return NameRecord{}, false, errResolveNotFound("name not found")
+			return indexapi.NameRecord{}, false, errResolveNotFound("name not found")
 		}
-		return NameRecord{}, false, out
+		return indexapi.NameRecord{}, false, out
 	}
 	if o.cacheWrite() {
 		if b, err := json.Marshal(r); err == nil {
@@ -338,7 +305,7 @@ func (h *Handlers) resolveName(ctx context.Context, key string, o resolveOpts) (
 // matches first, at most limit). A 404 error means none anywhere; partial
 // means the budget cut the peer lookup. In cluster mode only an owner of
 // id (or a ?local=1 leg) reads its own store first.
-func (h *Handlers) resolveProviders(ctx context.Context, id store.ID, region string, limit int, o resolveOpts) (ps []ProviderInfo, fromPeer, partial bool, err error) {
+func (h *Handlers) resolveProviders(ctx context.Context, id store.ID, region string, limit int, o resolveOpts) (ps []indexapi.ProviderInfo, fromPeer, partial bool, err error) {
 	if o.localOnly || h.cl == nil || h.cl.ownership().owns(objectKey(id)) {
 		list, err := h.doProviders(ctx, id, region, limit)
 		if err == nil {
@@ -359,7 +326,7 @@ func (h *Handlers) resolveProviders(ctx context.Context, id store.ID, region str
 		case cache.Negative:
 			return nil, false, false, errResolveNotFound("no providers")
 		case cache.Hit:
-			var l ProviderList
+			var l indexapi.ProviderList
 			if json.Unmarshal(b, &l) == nil {
 				return preferRegion(l.Providers, region, limit), true, false, nil
 			}
@@ -391,7 +358,7 @@ func (h *Handlers) resolveProviders(ctx context.Context, id store.ID, region str
 // final is false only for a plain miss (err is then the 404 to answer when
 // no peer knows better); a found record, a tombstone or pruned version (an
 // authoritative 404) and other errors are final.
-func (h *Handlers) localName(ctx context.Context, key string) (rec NameRecord, final bool, err error) {
+func (h *Handlers) localName(ctx context.Context, key string) (rec indexapi.NameRecord, final bool, err error) {
 	var r indexdb.Record
 	if strings.Contains(key, "@") {
 		r, err = h.doGetVersion(ctx, key)
@@ -403,10 +370,10 @@ func (h *Handlers) localName(ctx context.Context, key string) (rec NameRecord, f
 	}
 	he := httpx.AsError(err)
 	if he.Status != http.StatusNotFound {
-		return NameRecord{}, true, err
+		return indexapi.NameRecord{}, true, err
 	}
 	_, hasReason := he.Details["reason"] // deleted or pruned here
-	return NameRecord{}, hasReason, err
+	return indexapi.NameRecord{}, hasReason, err
 }
 
 // readsNameLocally reports whether this node answers key from its own
@@ -423,10 +390,10 @@ func (h *Handlers) readsNameLocally(key string) bool {
 // preferRegion orders a peer's provider list for this caller: records in
 // region first (keeping the peer's order otherwise, which is freshest
 // first), at most limit. ps is not modified.
-func preferRegion(ps []ProviderInfo, region string, limit int) []ProviderInfo {
+func preferRegion(ps []indexapi.ProviderInfo, region string, limit int) []indexapi.ProviderInfo {
 	out := slices.Clone(ps)
 	if region != "" {
-		slices.SortStableFunc(out, func(a, b ProviderInfo) int {
+		slices.SortStableFunc(out, func(a, b indexapi.ProviderInfo) int {
 			return cmpBool(b.Region == region, a.Region == region)
 		})
 	}
@@ -457,7 +424,7 @@ func requestOpts(c echo.Context) resolveOpts {
 func (h *Handlers) getResolve(c echo.Context) error {
 	key, err := url.PathUnescape(c.Param("key"))
 	if err != nil {
-		return badRequest("key is not valid path text")
+		return indexapi.BadRequest("key is not valid path text")
 	}
 	a, err := h.doResolve(c.Request().Context(), key, requestOpts(c))
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ronhq/ron/roles/index/cache"
 	"github.com/ronhq/ron/roles/index/hedge"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store"
 )
 
@@ -19,15 +20,15 @@ const idC = "b3:0000000000000000000000000000000000000000000000000000000000000001
 // fakePeers is a PeerSource with canned answers.
 type fakePeers struct {
 	mu        sync.Mutex
-	names     map[string]NameRecord
-	providers map[string][]ProviderInfo
+	names     map[string]indexapi.NameRecord
+	providers map[string][]indexapi.ProviderInfo
 	err       error // returned by every call when set
 	block     bool  // wait for ctx to end, then fail with hedge.ErrTimeout
 	nameCalls int
 	provCalls int
 }
 
-func (f *fakePeers) Name(ctx context.Context, key string) (NameRecord, error) {
+func (f *fakePeers) Name(ctx context.Context, key string) (indexapi.NameRecord, error) {
 	f.mu.Lock()
 	f.nameCalls++
 	r, ok := f.names[key]
@@ -35,18 +36,18 @@ func (f *fakePeers) Name(ctx context.Context, key string) (NameRecord, error) {
 	f.mu.Unlock()
 	if block {
 		<-ctx.Done()
-		return NameRecord{}, hedge.ErrTimeout
+		return indexapi.NameRecord{}, hedge.ErrTimeout
 	}
 	if err != nil {
-		return NameRecord{}, err
+		return indexapi.NameRecord{}, err
 	}
 	if !ok {
-		return NameRecord{}, hedge.ErrNotFound
+		return indexapi.NameRecord{}, hedge.ErrNotFound
 	}
 	return r, nil
 }
 
-func (f *fakePeers) Providers(ctx context.Context, id store.ID) (ProviderList, error) {
+func (f *fakePeers) Providers(ctx context.Context, id store.ID) (indexapi.ProviderList, error) {
 	f.mu.Lock()
 	f.provCalls++
 	ps, ok := f.providers[id.String()]
@@ -54,15 +55,15 @@ func (f *fakePeers) Providers(ctx context.Context, id store.ID) (ProviderList, e
 	f.mu.Unlock()
 	if block {
 		<-ctx.Done()
-		return ProviderList{}, hedge.ErrTimeout
+		return indexapi.ProviderList{}, hedge.ErrTimeout
 	}
 	if err != nil {
-		return ProviderList{}, err
+		return indexapi.ProviderList{}, err
 	}
 	if !ok {
-		return ProviderList{}, hedge.ErrNotFound
+		return indexapi.ProviderList{}, hedge.ErrNotFound
 	}
-	return ProviderList{B3: id.String(), Providers: ps}, nil
+	return indexapi.ProviderList{B3: id.String(), Providers: ps}, nil
 }
 
 func (f *fakePeers) calls() (int, int) {
@@ -79,7 +80,7 @@ func newResolveEnv(t *testing.T) (*env, *fakePeers) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakePeers{names: map[string]NameRecord{}, providers: map[string][]ProviderInfo{}}
+	f := &fakePeers{names: map[string]indexapi.NameRecord{}, providers: map[string][]indexapi.ProviderInfo{}}
 	e.h.set(func(s *Settings) { s.Cache, s.Peers = c, f })
 	return e, f
 }
@@ -89,9 +90,9 @@ func (e *env) resolve(key string, hdr map[string]string) resp {
 	return e.do(req{method: "GET", path: "/resolve/" + key, hdr: hdr})
 }
 
-func decodeResolve(t *testing.T, r resp) ResolveAnswer {
+func decodeResolve(t *testing.T, r resp) indexapi.ResolveAnswer {
 	t.Helper()
-	var a ResolveAnswer
+	var a indexapi.ResolveAnswer
 	if err := jsonUnmarshal(r.body, &a); err != nil {
 		t.Fatalf("body %q: %v", r.body, err)
 	}
@@ -106,7 +107,7 @@ func TestResolveLocalName(t *testing.T) {
 	expect(t, r, 200, "")
 	a := decodeResolve(t, r)
 	if a.Key != "blog.example" || a.Target != idA || a.Kind != "manifest" || a.NameVersion == nil || *a.NameVersion != 1 ||
-		a.Source != SourceLocal || len(a.Providers) != 1 || a.Partial {
+		a.Source != indexapi.SourceLocal || len(a.Providers) != 1 || a.Partial {
 		t.Fatalf("answer %+v", a)
 	}
 	if cc := r.hdr.Get("Cache-Control"); cc != ccProviders {
@@ -114,12 +115,12 @@ func TestResolveLocalName(t *testing.T) {
 	}
 	// Second call comes from the resolve cache.
 	a = decodeResolve(t, e.resolve("blog.example", nil))
-	if a.Source != SourceCache || a.Target != idA {
+	if a.Source != indexapi.SourceCache || a.Target != idA {
 		t.Fatalf("cached answer %+v", a)
 	}
 	// no-cache bypasses it.
 	a = decodeResolve(t, e.resolve("blog.example", map[string]string{"Cache-Control": "no-cache"}))
-	if a.Source != SourceLocal {
+	if a.Source != indexapi.SourceLocal {
 		t.Fatalf("no-cache answer %+v", a)
 	}
 	// name@version has name_version too.
@@ -136,14 +137,14 @@ func TestResolveB3KeyAndKind(t *testing.T) {
 	e, _ := newResolveEnv(t)
 	expect(t, e.announce(batch(rec(idA, "s1", `,"type":"text/plain"`), rec(idB, "s2", ""))), 200, "")
 	a := decodeResolve(t, e.resolve(idA, nil))
-	if a.Target != idA || a.Kind != "blob" || a.NameVersion != nil || a.Source != SourceLocal {
+	if a.Target != idA || a.Kind != "blob" || a.NameVersion != nil || a.Source != indexapi.SourceLocal {
 		t.Fatalf("answer %+v", a)
 	}
 	r := e.resolve(idB, nil)
 	if a := decodeResolve(t, r); a.Kind != "unknown" || strings.Contains(string(r.body), "name_version") {
 		t.Fatalf("answer %s", r.body)
 	}
-	if k := kindOf([]ProviderInfo{{Type: "x/y"}, {Type: manifestType}}); k != "manifest" {
+	if k := kindOf([]indexapi.ProviderInfo{{Type: "x/y"}, {Type: manifestType}}); k != "manifest" {
 		t.Fatalf("kind %q", k)
 	}
 	if k := kindOf(nil); k != "unknown" {
@@ -201,7 +202,7 @@ func TestResolveUnavailable(t *testing.T) {
 	// Errors are not cached: peers are asked again.
 	f.mu.Lock()
 	f.err = nil
-	f.providers[idC] = []ProviderInfo{{Node: "p1", Addr: "http://p1", Type: "text/plain"}}
+	f.providers[idC] = []indexapi.ProviderInfo{{Node: "p1", Addr: "http://p1", Type: "text/plain"}}
 	f.mu.Unlock()
 	expect(t, e.resolve(idC, nil), 200, "")
 }
@@ -231,27 +232,27 @@ func testResolveTimeout(t *testing.T) {
 	// Partial answers are not cached.
 	f.mu.Lock()
 	f.block = false
-	f.providers[idC] = []ProviderInfo{{Node: "p1", Addr: "http://p1"}}
+	f.providers[idC] = []indexapi.ProviderInfo{{Node: "p1", Addr: "http://p1"}}
 	f.mu.Unlock()
-	if a := decodeResolve(t, e.resolve("here.example", nil)); a.Partial || len(a.Providers) != 1 || a.Source != SourcePeer {
+	if a := decodeResolve(t, e.resolve("here.example", nil)); a.Partial || len(a.Providers) != 1 || a.Source != indexapi.SourcePeer {
 		t.Fatalf("answer %+v", a)
 	}
 }
 
 func TestResolveFromPeers(t *testing.T) {
 	e, f := newResolveEnv(t)
-	f.names["far.example"] = NameRecord{Name: "far.example", B3: idC, Version: 4}
-	f.providers[idC] = []ProviderInfo{{Node: "p1", Addr: "http://p1", Type: manifestType}}
+	f.names["far.example"] = indexapi.NameRecord{Name: "far.example", B3: idC, Version: 4}
+	f.providers[idC] = []indexapi.ProviderInfo{{Node: "p1", Addr: "http://p1", Type: manifestType}}
 	a := decodeResolve(t, e.resolve("far.example", nil))
-	if a.Source != SourcePeer || a.Target != idC || *a.NameVersion != 4 || a.Kind != "manifest" {
+	if a.Source != indexapi.SourcePeer || a.Target != idC || *a.NameVersion != 4 || a.Kind != "manifest" {
 		t.Fatalf("answer %+v", a)
 	}
-	if a := decodeResolve(t, e.resolve("far.example", nil)); a.Source != SourceCache {
+	if a := decodeResolve(t, e.resolve("far.example", nil)); a.Source != indexapi.SourceCache {
 		t.Fatalf("answer %+v", a)
 	}
 	n, p := f.calls()
 	// no-cache asks the peers again.
-	if a := decodeResolve(t, e.resolve("far.example", map[string]string{"Cache-Control": "no-cache"})); a.Source != SourcePeer {
+	if a := decodeResolve(t, e.resolve("far.example", map[string]string{"Cache-Control": "no-cache"})); a.Source != indexapi.SourcePeer {
 		t.Fatalf("answer %+v", a)
 	}
 	if n2, p2 := f.calls(); n2 != n+1 || p2 != p+1 {
@@ -271,15 +272,15 @@ func TestResolveFromPeers(t *testing.T) {
 	}
 	// Positive entries expire after cache_ttl.
 	e.clk.Advance(11 * time.Second)
-	if a := decodeResolve(t, e.resolve("far.example", nil)); a.Source != SourcePeer {
+	if a := decodeResolve(t, e.resolve("far.example", nil)); a.Source != indexapi.SourcePeer {
 		t.Fatalf("answer %+v", a)
 	}
 }
 
 func TestResolveLocalOnly(t *testing.T) {
 	e, f := newResolveEnv(t)
-	f.names["far.example"] = NameRecord{Name: "far.example", B3: idC, Version: 4}
-	f.providers[idC] = []ProviderInfo{{Node: "p1", Addr: "http://p1"}}
+	f.names["far.example"] = indexapi.NameRecord{Name: "far.example", B3: idC, Version: 4}
+	f.providers[idC] = []indexapi.ProviderInfo{{Node: "p1", Addr: "http://p1"}}
 	expect(t, e.resolve("far.example?local=1", nil), 404, "not_found")
 	expect(t, e.resolve(idC+"?local=1", nil), 404, "not_found")
 	if n, p := f.calls(); n != 0 || p != 0 {
@@ -289,7 +290,7 @@ func TestResolveLocalOnly(t *testing.T) {
 	expect(t, e.resolve("far.example", nil), 200, "")
 	expect(t, e.resolve("far.example?local=1", nil), 404, "not_found")
 	expect(t, e.put("mine.example", idA, nil), 200, "")
-	if a := decodeResolve(t, e.resolve("mine.example?local=1", nil)); a.Source != SourceLocal {
+	if a := decodeResolve(t, e.resolve("mine.example?local=1", nil)); a.Source != indexapi.SourceLocal {
 		t.Fatalf("answer %+v", a)
 	}
 	if e.h.settings().Cache.Len() != 3 { // r:far.example, n:far.example, p:<idC>
@@ -301,7 +302,7 @@ func TestResolveNoPeersConfigured(t *testing.T) {
 	e := newEnv(t) // no cache, no peers
 	expect(t, e.resolve(idC, nil), 404, "not_found")
 	expect(t, e.put("blog.example", idA, nil), 200, "")
-	if a := decodeResolve(t, e.resolve("blog.example", nil)); a.Source != SourceLocal || len(a.Providers) != 0 {
+	if a := decodeResolve(t, e.resolve("blog.example", nil)); a.Source != indexapi.SourceLocal || len(a.Providers) != 0 {
 		t.Fatalf("answer %+v", a)
 	}
 }
@@ -314,10 +315,10 @@ func TestResolveInvalidation(t *testing.T) {
 		t.Fatalf("answer %+v", a)
 	}
 	_ = decodeResolve(t, e.resolve("blog.example@1", nil))
-	if a := decodeResolve(t, e.resolve(idA, nil)); a.Source != SourceLocal || len(a.Providers) != 1 {
+	if a := decodeResolve(t, e.resolve(idA, nil)); a.Source != indexapi.SourceLocal || len(a.Providers) != 1 {
 		t.Fatalf("answer %+v", a)
 	}
-	if a := decodeResolve(t, e.resolve(idA, nil)); a.Source != SourceCache {
+	if a := decodeResolve(t, e.resolve(idA, nil)); a.Source != indexapi.SourceCache {
 		t.Fatalf("answer %+v", a)
 	}
 
@@ -325,25 +326,25 @@ func TestResolveInvalidation(t *testing.T) {
 	// and r:<name>@<v>.
 	lc := NewLocalClient(e.h)
 	b, _ := store.ParseID(idB)
-	if _, err := lc.SetName(context.Background(), "blog.example", b, Cond{}); err != nil {
+	if _, err := lc.SetName(context.Background(), "blog.example", b, indexapi.Cond{}); err != nil {
 		t.Fatal(err)
 	}
-	if a := decodeResolve(t, e.resolve("blog.example", nil)); a.Source != SourceLocal || a.Target != idB || *a.NameVersion != 2 {
+	if a := decodeResolve(t, e.resolve("blog.example", nil)); a.Source != indexapi.SourceLocal || a.Target != idB || *a.NameVersion != 2 {
 		t.Fatalf("after SetName %+v", a)
 	}
-	if a := decodeResolve(t, e.resolve("blog.example@1", nil)); a.Source != SourceLocal {
+	if a := decodeResolve(t, e.resolve("blog.example@1", nil)); a.Source != indexapi.SourceLocal {
 		t.Fatalf("after SetName @1 %+v", a)
 	}
 
 	// Announce drops r:<b3>.
 	expect(t, e.announce(batch(rec(idA, "s2", `,"type":"`+manifestType+`"`))), 200, "")
-	if a := decodeResolve(t, e.resolve(idA, nil)); a.Source != SourceLocal || len(a.Providers) != 2 || a.Kind != "manifest" {
+	if a := decodeResolve(t, e.resolve(idA, nil)); a.Source != indexapi.SourceLocal || len(a.Providers) != 2 || a.Kind != "manifest" {
 		t.Fatalf("after Announce %+v", a)
 	}
 
 	// DeleteName drops r:<name>.
 	_ = decodeResolve(t, e.resolve("blog.example", nil))
-	if _, err := lc.DeleteName(context.Background(), "blog.example", Cond{}); err != nil {
+	if _, err := lc.DeleteName(context.Background(), "blog.example", indexapi.Cond{}); err != nil {
 		t.Fatal(err)
 	}
 	expect(t, e.resolve("blog.example", nil), 404, "not_found")

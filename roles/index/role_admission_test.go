@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store"
 )
 
@@ -154,14 +155,14 @@ func TestBudgetStartsAtWorker(t *testing.T) {
 // waitingPeers answers nothing until the lookup's context ends.
 type waitingPeers struct{}
 
-func (waitingPeers) Name(ctx context.Context, _ string) (NameRecord, error) {
+func (waitingPeers) Name(ctx context.Context, _ string) (indexapi.NameRecord, error) {
 	<-ctx.Done()
-	return NameRecord{}, ctx.Err()
+	return indexapi.NameRecord{}, ctx.Err()
 }
 
-func (waitingPeers) Providers(ctx context.Context, _ store.ID) (ProviderList, error) {
+func (waitingPeers) Providers(ctx context.Context, _ store.ID) (indexapi.ProviderList, error) {
 	<-ctx.Done()
-	return ProviderList{}, ctx.Err()
+	return indexapi.ProviderList{}, ctx.Err()
 }
 
 func TestPerIPRateLimit(t *testing.T) {
@@ -185,8 +186,8 @@ func TestCapabilityBeforeBucket(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBubbleRole(t, func(c *Config) { c.RatelimitRPS, c.RatelimitBurst, c.PublicReads = 1, 1, false })
 		wantAnswer(t, b.serve("GET", "/names/a.example", "", "", ""), 401, "unauthorized", "")
-		wantAnswer(t, b.serve("PUT", "/names/a.example", "", b.mint(ScopeRead), `{"b3":"`+idA+`"}`), 403, "forbidden", "")
-		wantAnswer(t, b.serve("GET", "/names/a.example", "", b.mint(ScopeRead), ""), 404, "not_found", "")
+		wantAnswer(t, b.serve("PUT", "/names/a.example", "", b.mint(indexapi.ScopeRead), `{"b3":"`+idA+`"}`), 403, "forbidden", "")
+		wantAnswer(t, b.serve("GET", "/names/a.example", "", b.mint(indexapi.ScopeRead), ""), 404, "not_found", "")
 		if b.metric(`ron_index_auth_failures_total{role="index",kind="missing"}`) != 1 ||
 			b.metric(`ron_index_auth_failures_total{role="index",kind="scope"}`) != 1 {
 			t.Fatalf("auth failures %v", b.opt.Metrics.Values())
@@ -209,7 +210,7 @@ func TestOpsRoutesBypassAdmission(t *testing.T) {
 func TestWritesCounted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBubbleRole(t, nil)
-		tok := b.mint(ScopeWrite)
+		tok := b.mint(indexapi.ScopeWrite)
 		wantAnswer(t, b.serve("PUT", "/names/a.example", "", tok, `{"b3":"`+idA+`"}`), 200, "", "")
 		wantAnswer(t, b.serve("PUT", "/names/a.example", "", tok, `{"b3":"B3:x"}`), 400, "bad_request", "")
 		put := httptest.NewRequest("PUT", "/names/a.example", strings.NewReader(`{"b3":"`+idA+`"}`))
@@ -252,7 +253,7 @@ func TestCompatRoutesFollowTheKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBubbleRole(t, nil)
 		body := `{"manifest_cid":"` + idA + `"}`
-		tok := b.mint(ScopeWrite)
+		tok := b.mint(indexapi.ScopeWrite)
 		wantAnswer(t, b.serve("PUT", "/v1/index/sites/blog.example/manifest", "", tok, body), 404, "not_found", "")
 		cfg := *b.cfg.Load()
 		cfg.CompatRoutes = true

@@ -10,7 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store"
 )
 
@@ -51,9 +51,9 @@ func (b *bubbleRole) announce(n int, ttl time.Duration, tag string) {
 	if n == 0 {
 		return
 	}
-	recs := make([]indexdb.Announcement, n)
+	recs := make([]indexapi.Announcement, n)
 	for i := range recs {
-		recs[i] = indexdb.Announcement{ID: store.Sum(fmt.Appendf(nil, "%s-%d", tag, i)), Node: "node-1",
+		recs[i] = indexapi.Announcement{ID: store.Sum(fmt.Appendf(nil, "%s-%d", tag, i)), Node: "node-1",
 			Addr: "http://10.0.0.9:5303", TTL: ttl}
 	}
 	if _, _, err := NewLocalClient(b.h).Announce(context.Background(), recs); err != nil {

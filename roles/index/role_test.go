@@ -20,7 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ronhq/ron/httpx/auth"
-	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/kv/bolt"
@@ -144,7 +144,7 @@ func TestRoleServesInMemory(t *testing.T) {
 	if lr.Handlers() == nil || !strings.HasPrefix(lr.AdvertiseURL(), "http://127.0.0.1:") {
 		t.Fatalf("handlers %v, advertise %q", lr.Handlers(), lr.AdvertiseURL())
 	}
-	code, _, body := lr.call("PUT", "/names/blog.example", `{"b3":"`+idA+`"}`, lr.token(ScopeWrite))
+	code, _, body := lr.call("PUT", "/names/blog.example", `{"b3":"`+idA+`"}`, lr.token(indexapi.ScopeWrite))
 	if code != 200 {
 		t.Fatalf("PUT: %d %s", code, body)
 	}
@@ -205,7 +205,7 @@ func TestRoleBoltPersists(t *testing.T) {
 	opt := roleOptions(t, roleTestConfig())
 	opt.Amnesia, opt.DataDir = false, dir
 	lr := startLive(t, opt)
-	if code, _, body := lr.call("PUT", "/names/kept.example", `{"b3":"`+idB+`"}`, lr.token(ScopeWrite)); code != 200 {
+	if code, _, body := lr.call("PUT", "/names/kept.example", `{"b3":"`+idB+`"}`, lr.token(indexapi.ScopeWrite)); code != 200 {
 		t.Fatalf("PUT: %d %s", code, body)
 	}
 	lr.stop(t.Context())
@@ -280,7 +280,7 @@ func TestRoleApplyRejectsListen(t *testing.T) {
 	if code, _, _ := lr.call("GET", "/names/a.example", "", ""); code != 401 {
 		t.Fatalf("public_reads=false applied live: read without token got %d", code)
 	}
-	if code, _, _ := lr.call("GET", "/names/a.example", "", lr.token(ScopeRead)); code != 404 {
+	if code, _, _ := lr.call("GET", "/names/a.example", "", lr.token(indexapi.ScopeRead)); code != 404 {
 		t.Fatalf("read with index:read: %d", code)
 	}
 }
@@ -290,7 +290,7 @@ func TestRoleApplyRejectsListen(t *testing.T) {
 func TestRolesAsPeers(t *testing.T) {
 	a := startLive(t, roleOptions(t, roleTestConfig()))
 	b := startLive(t, roleOptions(t, roleTestConfig()))
-	if _, err := NewLocalClient(a.Handlers()).SetName(t.Context(), "blog.example", mustParseID(t, idA), Cond{}); err != nil {
+	if _, err := NewLocalClient(a.Handlers()).SetName(t.Context(), "blog.example", mustParseID(t, idA), indexapi.Cond{}); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, _ := b.call("GET", "/resolve/blog.example", "", ""); code != 404 {
@@ -305,8 +305,8 @@ func TestRolesAsPeers(t *testing.T) {
 		t.Fatalf("peer source %v", hp)
 	}
 	code, _, body := b.call("GET", "/resolve/blog.example", "", "")
-	var ans ResolveAnswer
-	if err := json.Unmarshal(body, &ans); code != 200 || err != nil || ans.Source != SourcePeer || ans.Target != idA {
+	var ans indexapi.ResolveAnswer
+	if err := json.Unmarshal(body, &ans); code != 200 || err != nil || ans.Source != indexapi.SourcePeer || ans.Target != idA {
 		t.Fatalf("resolve at B: %d %s", code, body)
 	}
 	if d := b.Details().(map[string]any); d["peers"] != 1 || d["peers_open"] != 0 {
@@ -324,13 +324,13 @@ func TestRolesAsPeers(t *testing.T) {
 // reads the same way.
 func checkPeerReads(t *testing.T, a, b *liveRole) {
 	t.Helper()
-	ann := []indexdb.Announcement{{ID: mustParseID(t, idB), Node: "n1", Addr: "http://10.0.0.1:5303", TTL: time.Minute, Region: "r2"},
+	ann := []indexapi.Announcement{{ID: mustParseID(t, idB), Node: "n1", Addr: "http://10.0.0.1:5303", TTL: time.Minute, Region: "r2"},
 		{ID: mustParseID(t, idB), Node: "n2", Addr: "http://10.0.0.2:5303", TTL: time.Minute, Region: "r1"}}
 	if _, _, err := NewLocalClient(a.Handlers()).Announce(t.Context(), ann); err != nil {
 		t.Fatal(err)
 	}
 	code, hd, body := b.call("GET", "/names/blog.example", "", "")
-	var rec NameRecord
+	var rec indexapi.NameRecord
 	if err := json.Unmarshal(body, &rec); code != 200 || err != nil || rec.B3 != idA || hd.Get("ETag") != `"1"` {
 		t.Fatalf("GET /names at B: %d %s", code, body)
 	}
@@ -338,7 +338,7 @@ func checkPeerReads(t *testing.T, a, b *liveRole) {
 		t.Fatalf("GET /names@1 at B: %d", code)
 	}
 	code, _, body = b.call("GET", "/providers/"+idB+"?region=r1&limit=1", "", "")
-	var l ProviderList
+	var l indexapi.ProviderList
 	if err := json.Unmarshal(body, &l); code != 200 || err != nil || len(l.Providers) != 1 || l.Providers[0].Node != "n2" {
 		t.Fatalf("GET /providers at B (region r1 first, limit 1): %d %s", code, body)
 	}
@@ -435,15 +435,15 @@ func TestStopCancelsLookupsAndLeavesNoGoroutine(t *testing.T) {
 // blockingPeers is a PeerSource whose lookups wait for their context.
 type blockingPeers struct{ entered chan struct{} }
 
-func (p blockingPeers) Name(ctx context.Context, _ string) (NameRecord, error) {
+func (p blockingPeers) Name(ctx context.Context, _ string) (indexapi.NameRecord, error) {
 	close(p.entered)
 	<-ctx.Done()
-	return NameRecord{}, ctx.Err()
+	return indexapi.NameRecord{}, ctx.Err()
 }
 
-func (p blockingPeers) Providers(ctx context.Context, _ store.ID) (ProviderList, error) {
+func (p blockingPeers) Providers(ctx context.Context, _ store.ID) (indexapi.ProviderList, error) {
 	<-ctx.Done()
-	return ProviderList{}, ctx.Err()
+	return indexapi.ProviderList{}, ctx.Err()
 }
 
 func mustParseID(t *testing.T, s string) store.ID {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store"
 )
 
@@ -175,14 +175,14 @@ func TestWeightedLRU(t *testing.T) {
 	c.Add("z", 0, 0)
 }
 
-// fakeIndex implements index.Client's Resolve; other methods are unused.
+// fakeIndex implements indexapi.Client's Resolve; other methods are unused.
 type fakeIndex struct {
-	index.Client
-	ans index.ResolveAnswer
+	indexapi.Client
+	ans indexapi.ResolveAnswer
 	err error
 }
 
-func (f fakeIndex) Resolve(_ context.Context, key string, noCache bool) (index.ResolveAnswer, error) {
+func (f fakeIndex) Resolve(_ context.Context, key string, noCache bool) (indexapi.ResolveAnswer, error) {
 	if noCache {
 		panic("sites must not bypass the index cache")
 	}
@@ -191,11 +191,11 @@ func (f fakeIndex) Resolve(_ context.Context, key string, noCache bool) (index.R
 
 func TestIndexResolver(t *testing.T) {
 	id := idOf("x")
-	got, err := IndexResolver(fakeIndex{ans: index.ResolveAnswer{Key: "site", Target: id.String()}}).Resolve(t.Context(), "site")
+	got, err := IndexResolver(fakeIndex{ans: indexapi.ResolveAnswer{Key: "site", Target: id.String()}}).Resolve(t.Context(), "site")
 	if err != nil || got != id {
 		t.Fatalf("Resolve = %v, %v", got, err)
 	}
-	_, err = IndexResolver(fakeIndex{ans: index.ResolveAnswer{Target: "b3:zz"}}).Resolve(t.Context(), "site")
+	_, err = IndexResolver(fakeIndex{ans: indexapi.ResolveAnswer{Target: "b3:zz"}}).Resolve(t.Context(), "site")
 	if he := httpx.AsError(err); he.Status != http.StatusBadGateway {
 		t.Fatalf("bad target: %v", err)
 	}

@@ -2,7 +2,7 @@
 // /n/{name}[/{path...}] (docs/gateway.md §5).
 //
 // A request is validated first (name syntax of docs/index.md §3 through
-// indexdb.ParseName / ParseNameVersion, then the path rules of docs/gateway.md §5), so bad
+// indexapi.ParseName / ParseNameVersion, then the path rules of docs/gateway.md §5), so bad
 // input costs no upstream call. The name (or name@version) is resolved
 // through a Resolver with a small TTL cache (positive answers NameCacheTTL,
 // 404s NotFoundTTL). The target is a manifest when its stored Content-Type

@@ -10,12 +10,12 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store"
 )
 
 // ParseName decodes the raw {name} segment once and validates it with the
-// index's own parsers (indexdb.ParseName, or indexdb.ParseNameVersion when
+// index's own parsers (indexapi.ParseName, or indexapi.ParseNameVersion when
 // it holds '@'). It returns the bare name and the resolve key (the name, or
 // "name@version"); bad syntax is 400 bad_request.
 func ParseName(raw string) (name, key string, err error) {
@@ -24,9 +24,9 @@ func ParseName(raw string) (name, key string, err error) {
 		return "", "", badName("name is not valid path text")
 	}
 	if strings.Contains(dec, "@") {
-		name, _, err = indexdb.ParseNameVersion(dec)
+		name, _, err = indexapi.ParseNameVersion(dec)
 	} else {
-		name, err = indexdb.ParseName(dec)
+		name, err = indexapi.ParseName(dec)
 	}
 	if err != nil {
 		return "", "", badName(err.Error())

@@ -6,7 +6,7 @@ import (
 	"net/http"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store"
 )
 
@@ -42,12 +42,12 @@ type Resolver interface {
 	Resolve(ctx context.Context, key string) (store.ID, error)
 }
 
-// IndexResolver adapts an index.Client: Resolve(ctx, key, false), with the
+// IndexResolver adapts an indexapi.Client: Resolve(ctx, key, false), with the
 // answer's target parsed as an id (a target that does not parse is 502
 // upstream_unavailable). Errors of the client pass through unchanged.
-func IndexResolver(c index.Client) Resolver { return indexResolver{c: c} }
+func IndexResolver(c indexapi.Client) Resolver { return indexResolver{c: c} }
 
-type indexResolver struct{ c index.Client }
+type indexResolver struct{ c indexapi.Client }
 
 func (r indexResolver) Resolve(ctx context.Context, key string) (store.ID, error) {
 	ans, err := r.c.Resolve(ctx, key, false)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/kv"
 )
@@ -108,14 +109,14 @@ func deref(s *string) string {
 
 // ParseCompatID parses an id as the original accepts it: "b3:" followed by
 // 64 lowercase hex digits, or the 64 hex digits alone. Errors wrap
-// ErrInvalid.
+// indexapi.ErrInvalid.
 func ParseCompatID(s string) (store.ID, error) {
 	if len(s) == 64 {
 		s = "b3:" + s
 	}
 	id, err := store.ParseID(s)
 	if err != nil {
-		return store.ID{}, invalidf("id must be 64 lowercase hex digits, optionally prefixed with b3:")
+		return store.ID{}, indexapi.Invalidf("id must be 64 lowercase hex digits, optionally prefixed with b3:")
 	}
 	return id, nil
 }
@@ -123,11 +124,11 @@ func ParseCompatID(s string) (store.ID, error) {
 // ParseAssetKind normalizes an asset kind as the original does (trimmed,
 // lowercased) and checks it against the original's vocabulary: image,
 // video, stream, music, song, podcast, article, post, comment, page, site,
-// app, manifest. Errors wrap ErrInvalid.
+// app, manifest. Errors wrap indexapi.ErrInvalid.
 func ParseAssetKind(s string) (string, error) {
 	k, msg := assetKind(s)
 	if msg != "" {
-		return "", invalidf("%s", msg)
+		return "", indexapi.Invalidf("%s", msg)
 	}
 	return k, nil
 }
@@ -147,14 +148,14 @@ func assetKind(s string) (kind, msg string) {
 // NormalizeOwnerRef normalizes an owner reference as the original does:
 // surrounding white space is trimmed and an empty result means none (""); a
 // reference with control characters or longer than MaxOwnerRefLen bytes is
-// an error wrapping ErrInvalid that names field.
+// an error wrapping indexapi.ErrInvalid that names field.
 func NormalizeOwnerRef(field, s string) (string, error) {
 	if strings.ContainsFunc(s, unicode.IsControl) {
-		return "", &InvalidError{Index: -1, Field: field, Msg: field + " contains control characters"}
+		return "", &indexapi.InvalidError{Index: -1, Field: field, Msg: field + " contains control characters"}
 	}
 	t := strings.TrimSpace(s)
 	if len(t) > MaxOwnerRefLen {
-		return "", &InvalidError{Index: -1, Field: field, Msg: fmt.Sprintf("%s longer than %d bytes", field, MaxOwnerRefLen)}
+		return "", &indexapi.InvalidError{Index: -1, Field: field, Msg: fmt.Sprintf("%s longer than %d bytes", field, MaxOwnerRefLen)}
 	}
 	return t, nil
 }
@@ -163,7 +164,7 @@ func NormalizeOwnerRef(field, s string) (string, error) {
 func (db *DB) normalizeAsset(p AssetPointer) (AssetPointer, error) {
 	kind, msg := assetKind(p.Kind)
 	if msg != "" {
-		return AssetPointer{}, &InvalidError{Index: -1, Field: "asset_kind", Msg: msg}
+		return AssetPointer{}, &indexapi.InvalidError{Index: -1, Field: "asset_kind", Msg: msg}
 	}
 	p.Kind = kind
 	var err error
@@ -175,7 +176,7 @@ func (db *DB) normalizeAsset(p AssetPointer) (AssetPointer, error) {
 	}
 	switch {
 	case p.UpdatedAtMs < 0:
-		return AssetPointer{}, &InvalidError{Index: -1, Field: "updated_at_ms", Msg: "updated_at_ms is negative"}
+		return AssetPointer{}, &indexapi.InvalidError{Index: -1, Field: "updated_at_ms", Msg: "updated_at_ms is negative"}
 	case p.UpdatedAtMs == 0:
 		p.UpdatedAtMs = db.nowMs().UnixMilli()
 	}
@@ -186,7 +187,7 @@ func (db *DB) normalizeAsset(p AssetPointer) (AssetPointer, error) {
 // replacing any previous one, in one transaction, and returns the stored
 // pointer: Kind normalized by ParseAssetKind, owner references by
 // NormalizeOwnerRef, UpdatedAtMs 0 replaced by the clock's now. Errors:
-// *InvalidError (ErrInvalid) naming the field (asset_kind,
+// *indexapi.InvalidError (indexapi.ErrInvalid) naming the field (asset_kind,
 // owner_passport_subject, owner_wallet_account, updated_at_ms).
 func (db *DB) PutAsset(ctx context.Context, p AssetPointer) (AssetPointer, error) {
 	p, err := db.normalizeAsset(p)

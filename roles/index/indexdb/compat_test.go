@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store/kv"
 )
 
@@ -70,8 +71,8 @@ func TestAssetPointerInvalid(t *testing.T) {
 			p := ok
 			tc.edit(&p)
 			_, err := db.PutAsset(ctx, p)
-			var ie *InvalidError
-			if !errors.As(err, &ie) || !errors.Is(err, ErrInvalid) || ie.Field != tc.field || ie.Index != -1 {
+			var ie *indexapi.InvalidError
+			if !errors.As(err, &ie) || !errors.Is(err, indexapi.ErrInvalid) || ie.Field != tc.field || ie.Index != -1 {
 				t.Errorf("%s: %v", tc.name, err)
 			}
 		}
@@ -118,7 +119,7 @@ func TestParseCompatID(t *testing.T) {
 	}
 	for _, s := range []string{"", "b3:", hex[:63], hex + "0", strings.ToUpper(hex), "B3:" + hex, " " + hex,
 		"b3:" + strings.Repeat("g", 64), "b3:" + hex[:62], "sha256:" + hex} {
-		if _, err := ParseCompatID(s); !errors.Is(err, ErrInvalid) {
+		if _, err := ParseCompatID(s); !errors.Is(err, indexapi.ErrInvalid) {
 			t.Errorf("%q: %v", s, err)
 		}
 	}
@@ -131,7 +132,7 @@ func TestParseAssetKind(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"", " ", "images", "im age", "image\t", "bücher"} {
-		if _, err := ParseAssetKind(s); !errors.Is(err, ErrInvalid) {
+		if _, err := ParseAssetKind(s); !errors.Is(err, indexapi.ErrInvalid) {
 			t.Errorf("%q: %v", s, err)
 		}
 	}
@@ -145,7 +146,7 @@ func TestNormalizeOwnerRef(t *testing.T) {
 	}
 	for _, s := range []string{"a\nb", "\x7f", strings.Repeat("x", 513)} {
 		_, err := NormalizeOwnerRef("f", s)
-		var ie *InvalidError
+		var ie *indexapi.InvalidError
 		if !errors.As(err, &ie) || ie.Field != "f" {
 			t.Errorf("%q: %v", s, err)
 		}

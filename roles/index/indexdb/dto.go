@@ -8,6 +8,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store"
 )
 
@@ -25,20 +26,20 @@ type announceRecordJSON struct {
 // {"records":[{"b3","node","addr","ttl_s"?,"region"?,"type"?}]} strictly:
 // unknown fields, trailing data, a non-integer ttl_s and a malformed b3 are
 // errors. A missing ttl_s becomes defaultTTL. Field values (node, addr, TTL
-// range…) are checked by Announce, not here. Errors are *InvalidError
-// (ErrInvalid) with Index -1 for the envelope, else the record's index.
-func DecodeAnnounce(body []byte, defaultTTL time.Duration) ([]Announcement, error) {
+// range…) are checked by Announce, not here. Errors are *indexapi.InvalidError
+// (indexapi.ErrInvalid) with Index -1 for the envelope, else the record's index.
+func DecodeAnnounce(body []byte, defaultTTL time.Duration) ([]indexapi.Announcement, error) {
 	var env struct {
 		Records []json.RawMessage `json:"records"`
 	}
 	if err := decodeStrict(body, &env); err != nil {
-		return nil, &InvalidError{Index: -1, Field: fieldOf(err, "records"), Msg: err.Error()}
+		return nil, &indexapi.InvalidError{Index: -1, Field: fieldOf(err, "records"), Msg: err.Error()}
 	}
-	out := make([]Announcement, 0, len(env.Records))
+	out := make([]indexapi.Announcement, 0, len(env.Records))
 	for i, raw := range env.Records {
 		a, field, err := decodeRecord(raw, defaultTTL)
 		if err != nil {
-			return nil, &InvalidError{Index: i, Field: field, Msg: err.Error()}
+			return nil, &indexapi.InvalidError{Index: i, Field: field, Msg: err.Error()}
 		}
 		out = append(out, a)
 	}
@@ -46,22 +47,22 @@ func DecodeAnnounce(body []byte, defaultTTL time.Duration) ([]Announcement, erro
 }
 
 // decodeRecord decodes one record; on error it names the field.
-func decodeRecord(raw []byte, defaultTTL time.Duration) (Announcement, string, error) {
+func decodeRecord(raw []byte, defaultTTL time.Duration) (indexapi.Announcement, string, error) {
 	var r announceRecordJSON
 	if err := decodeStrict(raw, &r); err != nil {
-		return Announcement{}, fieldOf(err, ""), err
+		return indexapi.Announcement{}, fieldOf(err, ""), err
 	}
 	if r.B3 == nil {
-		return Announcement{}, "b3", errors.New("missing")
+		return indexapi.Announcement{}, "b3", errors.New("missing")
 	}
 	id, err := store.ParseID(*r.B3)
 	if err != nil {
-		return Announcement{}, "b3", err
+		return indexapi.Announcement{}, "b3", err
 	}
-	a := Announcement{ID: id, Node: r.Node, Addr: r.Addr, Region: r.Region, Type: r.Type, TTL: defaultTTL}
+	a := indexapi.Announcement{ID: id, Node: r.Node, Addr: r.Addr, Region: r.Region, Type: r.Type, TTL: defaultTTL}
 	if r.TTLS != nil {
 		if *r.TTLS < 0 || *r.TTLS > math.MaxInt64/int64(time.Second) {
-			return Announcement{}, "ttl_s", errors.New("out of range")
+			return indexapi.Announcement{}, "ttl_s", errors.New("out of range")
 		}
 		a.TTL = time.Duration(*r.TTLS) * time.Second
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ronhq/ron/roles/index/indexapi"
 )
 
 func TestDecodeAnnounce(t *testing.T) {
@@ -15,7 +17,7 @@ func TestDecodeAnnounce(t *testing.T) {
 	if err != nil || len(got) != 2 {
 		t.Fatalf("%v %v", got, err)
 	}
-	want0 := Announcement{ID: id("o"), Node: "n1", Addr: "http://h:1", Region: "eu", Type: "text/plain", TTL: DefaultTTL}
+	want0 := indexapi.Announcement{ID: id("o"), Node: "n1", Addr: "http://h:1", Region: "eu", Type: "text/plain", TTL: DefaultTTL}
 	if got[0] != want0 || got[1].TTL != 0 {
 		t.Fatalf("got %+v", got)
 	}
@@ -45,8 +47,8 @@ func TestDecodeAnnounceMalformed(t *testing.T) {
 		{`{"records":[1]}`, 0, ""},
 	} {
 		_, err := DecodeAnnounce([]byte(tc.body), DefaultTTL)
-		var ie *InvalidError
-		if !errors.As(err, &ie) || !errors.Is(err, ErrInvalid) {
+		var ie *indexapi.InvalidError
+		if !errors.As(err, &ie) || !errors.Is(err, indexapi.ErrInvalid) {
 			t.Errorf("%s: err %v", tc.body, err)
 			continue
 		}
@@ -66,7 +68,7 @@ func FuzzDecodeAnnounce(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		recs, err := DecodeAnnounce([]byte(body), DefaultTTL)
 		if err != nil {
-			var ie *InvalidError
+			var ie *indexapi.InvalidError
 			if !errors.As(err, &ie) {
 				t.Fatalf("error type %T", err)
 			}
@@ -79,7 +81,7 @@ func FuzzDecodeAnnounce(f *testing.F) {
 				t.Fatalf("ttl %v", r.TTL)
 			}
 		}
-		if err := db.validateBatch(recs); err != nil && !errors.Is(err, ErrInvalid) {
+		if err := db.validateBatch(recs); err != nil && !errors.Is(err, indexapi.ErrInvalid) {
 			t.Fatalf("validate: %v", err)
 		}
 	})

@@ -6,11 +6,9 @@ import (
 )
 
 // Sentinel errors; match them with errors.Is. The HTTP layer maps
-// ErrInvalid → 400, ErrNotFound → 404, ErrPrecondition → 412.
+// indexapi.ErrInvalid (validation failures) → 400, ErrNotFound → 404,
+// ErrPrecondition → 412.
 var (
-	// ErrInvalid is wrapped by every validation failure (bad name, version,
-	// id, provider field); *InvalidError adds the record index and field.
-	ErrInvalid = errors.New("indexdb: invalid input")
 	// ErrNotFound: no live record (name absent or deleted, version above
 	// the current one, no providers).
 	ErrNotFound = errors.New("indexdb: not found")
@@ -48,27 +46,4 @@ func (e *PreconditionError) Error() string {
 // Is matches ErrPrecondition always and ErrExists for create-only failures.
 func (e *PreconditionError) Is(target error) bool {
 	return target == ErrPrecondition || (e.exists && target == ErrExists)
-}
-
-// InvalidError is a validation failure inside a provider batch: Index is the
-// record's position (-1 for the batch itself), Field its JSON field name.
-type InvalidError struct {
-	Index int
-	Field string
-	Msg   string
-}
-
-func (e *InvalidError) Error() string {
-	if e.Index < 0 {
-		return "indexdb: invalid input: " + e.Msg
-	}
-	return fmt.Sprintf("indexdb: invalid input: records[%d].%s: %s", e.Index, e.Field, e.Msg)
-}
-
-// Unwrap makes every *InvalidError match ErrInvalid.
-func (e *InvalidError) Unwrap() error { return ErrInvalid }
-
-// invalidf wraps ErrInvalid with a message.
-func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
 }

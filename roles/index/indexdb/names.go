@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/kv"
 )
@@ -73,61 +74,27 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Cond is a write precondition. The zero Cond is unconditional.
-type Cond struct {
-	kind    CondKind
-	version uint64
-}
-
-// CondKind says which precondition a Cond expresses.
-type CondKind uint8
-
-// The precondition kinds.
-const (
-	CondNone    CondKind = iota // unconditional
-	CondVersion                 // IfMatch(v)
-	CondLive                    // IfLive()
-	CondAbsent                  // IfAbsent()
-)
-
-// Kind reports which precondition c expresses.
-func (c Cond) Kind() CondKind { return c.kind }
-
-// Version is the version an IfMatch condition requires (0 otherwise).
-func (c Cond) Version() uint64 { return c.version }
-
-// IfMatch requires the current live version to be v (If-Match: "<v>").
-func IfMatch(v uint64) Cond { return Cond{kind: CondVersion, version: v} }
-
-// IfLive requires a live record (If-Match: *).
-func IfLive() Cond { return Cond{kind: CondLive} }
-
-// IfAbsent requires no live record (If-None-Match: *, PUT only); a
-// tombstoned name counts as absent, and the new version continues its
-// numbering.
-func IfAbsent() Cond { return Cond{kind: CondAbsent} }
-
-// check evaluates c against the current record (nil when absent).
-func (c Cond) check(cur *Record) error {
+// checkCond evaluates c against the current record (nil when absent).
+func checkCond(c indexapi.Cond, cur *Record) error {
 	var live uint64
 	if cur != nil && !cur.Deleted {
 		live = cur.Version
 	}
-	switch {
-	case c.kind == CondVersion && (live == 0 || live != c.version),
-		c.kind == CondLive && live == 0:
+	switch k := c.Kind(); {
+	case k == indexapi.CondVersion && (live == 0 || live != c.Version()),
+		k == indexapi.CondLive && live == 0:
 		return &PreconditionError{Current: live}
-	case c.kind == CondAbsent && live != 0:
+	case k == indexapi.CondAbsent && live != 0:
 		return &PreconditionError{Current: live, exists: true}
 	}
 	return nil
 }
 
-// Get returns the current record of name. Errors: ErrInvalid (syntax),
+// Get returns the current record of name. Errors: indexapi.ErrInvalid (syntax),
 // ErrNotFound (never written), ErrDeleted (tombstone; the tombstone record
 // is returned with it, so callers can treat it as an authoritative miss).
 func (db *DB) Get(ctx context.Context, name string) (Record, error) {
-	if _, err := ParseName(name); err != nil {
+	if _, err := indexapi.ParseName(name); err != nil {
 		return Record{}, err
 	}
 	var rec Record
@@ -154,16 +121,16 @@ func notFoundIfNil(err error) error {
 	return ErrNotFound
 }
 
-// GetVersion returns version v of name. Errors: ErrInvalid (syntax, v = 0),
+// GetVersion returns version v of name. Errors: indexapi.ErrInvalid (syntax, v = 0),
 // ErrNotFound (name never written or v above the current version),
 // ErrPruned (trimmed from history), ErrDeleted (v is a tombstone; the
 // tombstone record is returned with it).
 func (db *DB) GetVersion(ctx context.Context, name string, v uint64) (Record, error) {
-	if _, err := ParseName(name); err != nil {
+	if _, err := indexapi.ParseName(name); err != nil {
 		return Record{}, err
 	}
 	if v == 0 {
-		return Record{}, invalidf("version 0")
+		return Record{}, indexapi.Invalidf("version 0")
 	}
 	var rec Record
 	err := db.kv.View(ctx, func(tx kv.Tx) error {
@@ -199,9 +166,9 @@ func versionRecord(tx kv.Tx, name string, v uint64) (Record, error) {
 
 // History returns the kept versions of name (at most Limits().HistoryLen,
 // tombstones included), newest first. A deleted name still has its history. Errors:
-// ErrInvalid, ErrNotFound (never written).
+// indexapi.ErrInvalid, ErrNotFound (never written).
 func (db *DB) History(ctx context.Context, name string) ([]Record, error) {
-	if _, err := ParseName(name); err != nil {
+	if _, err := indexapi.ParseName(name); err != nil {
 		return nil, err
 	}
 	var out []Record
@@ -240,10 +207,10 @@ func historyRecords(tx kv.Tx, name string) ([]Record, error) {
 // Set points name at target if cond holds, as one compare-and-set
 // transaction, and returns the new record. Every successful Set adds 1 to
 // the version, even with an unchanged target, and continues after a
-// tombstone. Errors: ErrInvalid, ErrPrecondition (*PreconditionError; also
-// ErrExists for IfAbsent on a live name).
-func (db *DB) Set(ctx context.Context, name string, target store.ID, cond Cond) (Record, error) {
-	if _, err := ParseName(name); err != nil {
+// tombstone. Errors: indexapi.ErrInvalid, ErrPrecondition (*PreconditionError; also
+// ErrExists for indexapi.IfAbsent on a live name).
+func (db *DB) Set(ctx context.Context, name string, target store.ID, cond indexapi.Cond) (Record, error) {
+	if _, err := indexapi.ParseName(name); err != nil {
 		return Record{}, err
 	}
 	return db.write(ctx, name, cond, func(cur *Record) (Record, error) {
@@ -251,12 +218,12 @@ func (db *DB) Set(ctx context.Context, name string, target store.ID, cond Cond) 
 	})
 }
 
-// Delete writes a tombstone version for name if cond holds (IfAbsent is
-// meaningless here and always fails on a live name). Errors: ErrInvalid,
+// Delete writes a tombstone version for name if cond holds (indexapi.IfAbsent is
+// meaningless here and always fails on a live name). Errors: indexapi.ErrInvalid,
 // ErrPrecondition, ErrNotFound (never written), ErrDeleted (already a
 // tombstone). Preconditions are evaluated before existence, as in HTTP.
-func (db *DB) Delete(ctx context.Context, name string, cond Cond) (Record, error) {
-	if _, err := ParseName(name); err != nil {
+func (db *DB) Delete(ctx context.Context, name string, cond indexapi.Cond) (Record, error) {
+	if _, err := indexapi.ParseName(name); err != nil {
 		return Record{}, err
 	}
 	return db.write(ctx, name, cond, func(cur *Record) (Record, error) {
@@ -273,14 +240,14 @@ func (db *DB) Delete(ctx context.Context, name string, cond Cond) (Record, error
 // write runs the read-check-write of Set and Delete in one Update: load the
 // current record, check cond, build the next record, store it and trim the
 // history.
-func (db *DB) write(ctx context.Context, name string, cond Cond, next func(*Record) (Record, error)) (Record, error) {
+func (db *DB) write(ctx context.Context, name string, cond indexapi.Cond, next func(*Record) (Record, error)) (Record, error) {
 	var rec Record
 	err := db.kv.Update(ctx, func(tx kv.Tx) error {
 		cur, err := currentRecord(tx, name)
 		if err != nil {
 			return err
 		}
-		if err := cond.check(cur); err != nil {
+		if err := checkCond(cond, cur); err != nil {
 			return err
 		}
 		if rec, err = next(cur); err != nil {

@@ -8,11 +8,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ronhq/ron/roles/index/indexapi"
 )
 
 var ctx = context.Background()
 
-func mustSet(t *testing.T, db *DB, name, target string, c Cond) Record {
+func mustSet(t *testing.T, db *DB, name, target string, c indexapi.Cond) Record {
 	t.Helper()
 	rec, err := db.Set(ctx, name, id(target), c)
 	if err != nil {
@@ -26,9 +28,9 @@ func TestSetGet(t *testing.T) {
 		if _, err := db.Get(ctx, "blog.example"); !errors.Is(err, ErrNotFound) || errors.Is(err, ErrDeleted) {
 			t.Fatalf("Get absent: %v", err)
 		}
-		r1 := mustSet(t, db, "blog.example", "x", Cond{})
+		r1 := mustSet(t, db, "blog.example", "x", indexapi.Cond{})
 		c.Advance(1500 * time.Microsecond)
-		r2 := mustSet(t, db, "blog.example", "x", Cond{}) // unchanged target still bumps
+		r2 := mustSet(t, db, "blog.example", "x", indexapi.Cond{}) // unchanged target still bumps
 		if r1.Version != 1 || r2.Version != 2 || r2.Target != id("x") {
 			t.Fatalf("versions %d %d", r1.Version, r2.Version)
 		}
@@ -39,10 +41,10 @@ func TestSetGet(t *testing.T) {
 		if err != nil || got != r2 {
 			t.Fatalf("Get = %+v, %v; want %+v", got, err, r2)
 		}
-		if _, err := db.Get(ctx, "Blog.example"); !errors.Is(err, ErrInvalid) {
+		if _, err := db.Get(ctx, "Blog.example"); !errors.Is(err, indexapi.ErrInvalid) {
 			t.Fatalf("Get bad name: %v", err)
 		}
-		if _, err := db.Set(ctx, "a..b", id("x"), Cond{}); !errors.Is(err, ErrInvalid) {
+		if _, err := db.Set(ctx, "a..b", id("x"), indexapi.Cond{}); !errors.Is(err, indexapi.ErrInvalid) {
 			t.Fatalf("Set bad name: %v", err)
 		}
 	})
@@ -77,23 +79,23 @@ func TestRecordJSON(t *testing.T) {
 func TestPreconditions(t *testing.T) {
 	forEach(t, func(t *testing.T, db *DB, c *clock) {
 		var pe *PreconditionError
-		if _, err := db.Set(ctx, "n", id("x"), IfMatch(1)); !errors.As(err, &pe) || pe.Current != 0 {
+		if _, err := db.Set(ctx, "n", id("x"), indexapi.IfMatch(1)); !errors.As(err, &pe) || pe.Current != 0 {
 			t.Fatalf("IfMatch on absent: %v", err)
 		}
-		if _, err := db.Set(ctx, "n", id("x"), IfLive()); !errors.Is(err, ErrPrecondition) {
+		if _, err := db.Set(ctx, "n", id("x"), indexapi.IfLive()); !errors.Is(err, ErrPrecondition) {
 			t.Fatalf("IfLive on absent: %v", err)
 		}
-		mustSet(t, db, "n", "x", IfAbsent())
-		_, err := db.Set(ctx, "n", id("y"), IfAbsent())
+		mustSet(t, db, "n", "x", indexapi.IfAbsent())
+		_, err := db.Set(ctx, "n", id("y"), indexapi.IfAbsent())
 		if !errors.Is(err, ErrExists) || !errors.Is(err, ErrPrecondition) || !errors.As(err, &pe) || pe.Current != 1 {
 			t.Fatalf("create-only on live: %v", err)
 		}
-		mustSet(t, db, "n", "y", IfMatch(1))
-		if _, err := db.Set(ctx, "n", id("z"), IfMatch(1)); !errors.As(err, &pe) || pe.Current != 2 || errors.Is(err, ErrExists) {
+		mustSet(t, db, "n", "y", indexapi.IfMatch(1))
+		if _, err := db.Set(ctx, "n", id("z"), indexapi.IfMatch(1)); !errors.As(err, &pe) || pe.Current != 2 || errors.Is(err, ErrExists) {
 			t.Fatalf("stale IfMatch: %v", err)
 		}
-		mustSet(t, db, "n", "z", IfLive())
-		if _, err := db.Delete(ctx, "n", IfMatch(2)); !errors.Is(err, ErrPrecondition) {
+		mustSet(t, db, "n", "z", indexapi.IfLive())
+		if _, err := db.Delete(ctx, "n", indexapi.IfMatch(2)); !errors.Is(err, ErrPrecondition) {
 			t.Fatalf("Delete stale: %v", err)
 		}
 		if got, _ := db.Get(ctx, "n"); got.Version != 3 || got.Target != id("z") {
@@ -104,28 +106,28 @@ func TestPreconditions(t *testing.T) {
 
 func TestTombstones(t *testing.T) {
 	forEach(t, func(t *testing.T, db *DB, c *clock) {
-		if _, err := db.Delete(ctx, "n", Cond{}); !errors.Is(err, ErrNotFound) || errors.Is(err, ErrDeleted) {
+		if _, err := db.Delete(ctx, "n", indexapi.Cond{}); !errors.Is(err, ErrNotFound) || errors.Is(err, ErrDeleted) {
 			t.Fatalf("Delete absent: %v", err)
 		}
-		mustSet(t, db, "n", "x", Cond{})
-		tomb, err := db.Delete(ctx, "n", IfMatch(1))
+		mustSet(t, db, "n", "x", indexapi.Cond{})
+		tomb, err := db.Delete(ctx, "n", indexapi.IfMatch(1))
 		if err != nil || tomb.Version != 2 || !tomb.Deleted {
 			t.Fatalf("Delete = %+v, %v", tomb, err)
 		}
 		if got, err := db.Get(ctx, "n"); !errors.Is(err, ErrDeleted) || !errors.Is(err, ErrNotFound) || got != tomb {
 			t.Fatalf("Get tombstone = %+v, %v", got, err)
 		}
-		if _, err := db.Delete(ctx, "n", Cond{}); !errors.Is(err, ErrDeleted) {
+		if _, err := db.Delete(ctx, "n", indexapi.Cond{}); !errors.Is(err, ErrDeleted) {
 			t.Fatalf("Delete twice: %v", err)
 		}
 		var pe *PreconditionError
-		if _, err := db.Set(ctx, "n", id("y"), IfMatch(2)); !errors.As(err, &pe) || pe.Current != 0 {
+		if _, err := db.Set(ctx, "n", id("y"), indexapi.IfMatch(2)); !errors.As(err, &pe) || pe.Current != 0 {
 			t.Fatalf("IfMatch tombstone version: %v", err)
 		}
-		if _, err := db.Delete(ctx, "n", IfLive()); !errors.Is(err, ErrPrecondition) {
+		if _, err := db.Delete(ctx, "n", indexapi.IfLive()); !errors.Is(err, ErrPrecondition) {
 			t.Fatalf("Delete IfLive on tombstone: %v", err)
 		}
-		r := mustSet(t, db, "n", "y", IfAbsent()) // tombstoned counts as absent
+		r := mustSet(t, db, "n", "y", indexapi.IfAbsent()) // tombstoned counts as absent
 		if r.Version != 3 {
 			t.Fatalf("recreate version %d, want 3", r.Version)
 		}
@@ -138,7 +140,7 @@ func TestTombstones(t *testing.T) {
 		if _, err := db.GetVersion(ctx, "n", 4); !errors.Is(err, ErrNotFound) || errors.Is(err, ErrPruned) {
 			t.Fatalf("GetVersion future: %v", err)
 		}
-		if _, err := db.GetVersion(ctx, "n", 0); !errors.Is(err, ErrInvalid) {
+		if _, err := db.GetVersion(ctx, "n", 0); !errors.Is(err, indexapi.ErrInvalid) {
 			t.Fatalf("GetVersion 0: %v", err)
 		}
 	})
@@ -149,16 +151,16 @@ func TestHistoryTrim(t *testing.T) {
 		if _, err := db.History(ctx, "n"); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("History absent: %v", err)
 		}
-		mustSet(t, db, "m", "other", Cond{}) // a neighbour name is untouched
-		mustSet(t, db, "n.a", "other", Cond{})
+		mustSet(t, db, "m", "other", indexapi.Cond{}) // a neighbour name is untouched
+		mustSet(t, db, "n.a", "other", indexapi.Cond{})
 		for i := 1; i <= 25; i++ {
 			if i%5 == 0 {
-				if _, err := db.Delete(ctx, "n", Cond{}); err != nil {
+				if _, err := db.Delete(ctx, "n", indexapi.Cond{}); err != nil {
 					t.Fatal(err)
 				}
 				continue
 			}
-			r := mustSet(t, db, "n", fmt.Sprint(i), Cond{})
+			r := mustSet(t, db, "n", fmt.Sprint(i), indexapi.Cond{})
 			if r.Version != uint64(i) {
 				t.Fatalf("version %d at step %d", r.Version, i)
 			}
@@ -189,14 +191,14 @@ func TestHistoryTrim(t *testing.T) {
 // TestCASRace: 20 writers with the same IfMatch, exactly one wins.
 func TestCASRace(t *testing.T) {
 	forEach(t, func(t *testing.T, db *DB, c *clock) {
-		mustSet(t, db, "race", "start", Cond{})
+		mustSet(t, db, "race", "start", indexapi.Cond{})
 		for round := uint64(1); round <= 3; round++ {
 			var wg sync.WaitGroup
 			var mu sync.Mutex
 			wins, fails := 0, 0
 			for g := range 20 {
 				wg.Go(func() {
-					_, err := db.Set(ctx, "race", id(fmt.Sprint(round, g)), IfMatch(round))
+					_, err := db.Set(ctx, "race", id(fmt.Sprint(round, g)), indexapi.IfMatch(round))
 					mu.Lock()
 					defer mu.Unlock()
 					switch {
@@ -228,7 +230,7 @@ func TestCreateOnlyRace(t *testing.T) {
 		wins := 0
 		for g := range 20 {
 			wg.Go(func() {
-				_, err := db.Set(ctx, "new", id(fmt.Sprint(g)), IfAbsent())
+				_, err := db.Set(ctx, "new", id(fmt.Sprint(g)), indexapi.IfAbsent())
 				mu.Lock()
 				defer mu.Unlock()
 				if err == nil {
@@ -253,9 +255,9 @@ func TestVersionMonotonic(t *testing.T) {
 			var r Record
 			var err error
 			if i%3 == 2 {
-				r, err = db.Delete(ctx, "mono", Cond{})
+				r, err = db.Delete(ctx, "mono", indexapi.Cond{})
 			} else {
-				r, err = db.Set(ctx, "mono", id(fmt.Sprint(i%2)), Cond{})
+				r, err = db.Set(ctx, "mono", id(fmt.Sprint(i%2)), indexapi.Cond{})
 			}
 			if err != nil {
 				t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store/kv"
 	"github.com/ronhq/ron/store/kv/bolt"
 	"github.com/ronhq/ron/store/kv/memkv"
@@ -64,9 +65,9 @@ func TestReopenBolt(t *testing.T) {
 	}
 	db, kdb := open()
 	for i := range 12 {
-		mustSet(t, db, "n", fmt.Sprint(i), Cond{})
+		mustSet(t, db, "n", fmt.Sprint(i), indexapi.Cond{})
 	}
-	if _, err := db.Delete(ctx, "n", Cond{}); err != nil {
+	if _, err := db.Delete(ctx, "n", indexapi.Cond{}); err != nil {
 		t.Fatal(err)
 	}
 	mustAnnounce(t, db, ann("o", "a", time.Minute), ann("o", "b", time.Hour))
@@ -82,7 +83,7 @@ func TestReopenBolt(t *testing.T) {
 	if h, _ := db.History(ctx, "n"); len(h) != HistoryLen || h[0].Version != 13 || h[9].Version != 4 {
 		t.Fatalf("history after reopen %d", len(h))
 	}
-	if r := mustSet(t, db, "n", "again", IfAbsent()); r.Version != 14 {
+	if r := mustSet(t, db, "n", "again", indexapi.IfAbsent()); r.Version != 14 {
 		t.Fatalf("version after reopen %d", r.Version)
 	}
 	c.Advance(2 * time.Minute)
@@ -144,7 +145,7 @@ func TestAnnounceRollback(t *testing.T) {
 	}
 	mustAnnounce(t, db, ann("o", "old", time.Hour))
 	fdb.puts = 5 // record 0: 2 puts, record 1: 2 puts, record 2 fails halfway
-	batch := []Announcement{ann("o", "a", time.Minute), ann("o", "old", 0), ann("p", "b", time.Minute), ann("p", "c", time.Minute)}
+	batch := []indexapi.Announcement{ann("o", "a", time.Minute), ann("o", "old", 0), ann("p", "b", time.Minute), ann("p", "c", time.Minute)}
 	if _, err := db.Announce(ctx, batch); !errors.Is(err, errBoom) {
 		t.Fatalf("err %v", err)
 	}
@@ -155,7 +156,7 @@ func TestAnnounceRollback(t *testing.T) {
 		t.Fatalf("partial batch visible: %v", nodes(ps))
 	}
 	fdb.puts = 1 // names Put ok, name_versions Put fails
-	if _, err := db.Set(ctx, "n", id("x"), Cond{}); !errors.Is(err, errBoom) {
+	if _, err := db.Set(ctx, "n", id("x"), indexapi.Cond{}); !errors.Is(err, errBoom) {
 		t.Fatalf("Set err %v", err)
 	}
 	if _, err := db.Get(ctx, "n"); !errors.Is(err, ErrNotFound) {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/kv"
 )
@@ -39,17 +40,6 @@ var (
 	nodeRE   = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 	regionRE = regexp.MustCompile(`^[A-Za-z0-9._-]{0,64}$`)
 )
-
-// Announcement is one record of a provider batch: node holds object ID at
-// Addr. TTL 0 withdraws the (ID, Node) record.
-type Announcement struct {
-	ID     store.ID
-	Node   string
-	Addr   string
-	Region string
-	Type   string
-	TTL    time.Duration
-}
 
 // Provider is a stored provider record.
 type Provider struct {
@@ -84,8 +74,8 @@ type AnnounceResult struct {
 // its expiry key. A new node for an ID that already has
 // MaxProvidersPerObject records evicts the record expiring soonest (ties:
 // smallest node). Within a batch, later records for the same key win.
-// Errors: *InvalidError (ErrInvalid) naming the first bad record.
-func (db *DB) Announce(ctx context.Context, recs []Announcement) (AnnounceResult, error) {
+// Errors: *indexapi.InvalidError (indexapi.ErrInvalid) naming the first bad record.
+func (db *DB) Announce(ctx context.Context, recs []indexapi.Announcement) (AnnounceResult, error) {
 	if err := db.validateBatch(recs); err != nil {
 		return AnnounceResult{}, err
 	}
@@ -112,20 +102,20 @@ func (db *DB) Announce(ctx context.Context, recs []Announcement) (AnnounceResult
 }
 
 // validateBatch checks the batch size and every record.
-func (db *DB) validateBatch(recs []Announcement) error {
+func (db *DB) validateBatch(recs []indexapi.Announcement) error {
 	if len(recs) == 0 || len(recs) > MaxBatch {
-		return &InvalidError{Index: -1, Field: "records", Msg: fmt.Sprintf("want 1–%d records, got %d", MaxBatch, len(recs))}
+		return &indexapi.InvalidError{Index: -1, Field: "records", Msg: fmt.Sprintf("want 1–%d records, got %d", MaxBatch, len(recs))}
 	}
 	for i, a := range recs {
 		if field, msg := db.checkAnnouncement(a); field != "" {
-			return &InvalidError{Index: i, Field: field, Msg: msg}
+			return &indexapi.InvalidError{Index: i, Field: field, Msg: msg}
 		}
 	}
 	return nil
 }
 
 // checkAnnouncement returns the first bad field and why, or "", "".
-func (db *DB) checkAnnouncement(a Announcement) (field, msg string) {
+func (db *DB) checkAnnouncement(a indexapi.Announcement) (field, msg string) {
 	maxTTL := db.Limits().MaxTTL
 	addrMsg := checkAddr(a.Addr)
 	switch {
@@ -181,7 +171,7 @@ func printableASCII(s string, max int) bool {
 
 // applyAnnouncement writes or withdraws one record inside tx, keeping at
 // most perObject records for a.ID.
-func applyAnnouncement(tx kv.Tx, a Announcement, now time.Time, perObject int) error {
+func applyAnnouncement(tx kv.Tx, a indexapi.Announcement, now time.Time, perObject int) error {
 	provs, exp := tx.Bucket(bucketProviders), tx.Bucket(bucketExpiry)
 	key := providerKey(a.ID, a.Node)
 	old := provs.Get(key)

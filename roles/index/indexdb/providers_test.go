@@ -7,15 +7,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/kv"
 )
 
-func ann(obj, node string, ttl time.Duration) Announcement {
-	return Announcement{ID: id(obj), Node: node, Addr: "http://" + node + ".local:7070", TTL: ttl}
+func ann(obj, node string, ttl time.Duration) indexapi.Announcement {
+	return indexapi.Announcement{ID: id(obj), Node: node, Addr: "http://" + node + ".local:7070", TTL: ttl}
 }
 
-func mustAnnounce(t *testing.T, db *DB, recs ...Announcement) AnnounceResult {
+func mustAnnounce(t *testing.T, db *DB, recs ...indexapi.Announcement) AnnounceResult {
 	t.Helper()
 	res, err := db.Announce(ctx, recs)
 	if err != nil {
@@ -123,15 +124,15 @@ func TestBatchAtomicity(t *testing.T) {
 	forEach(t, func(t *testing.T, db *DB, c *clock) {
 		good := ann("o", "a", time.Minute)
 		bad := ann("o", "b c", time.Minute)
-		_, err := db.Announce(ctx, []Announcement{good, good, bad})
-		var ie *InvalidError
-		if !errors.As(err, &ie) || ie.Index != 2 || ie.Field != "node" || !errors.Is(err, ErrInvalid) {
+		_, err := db.Announce(ctx, []indexapi.Announcement{good, good, bad})
+		var ie *indexapi.InvalidError
+		if !errors.As(err, &ie) || ie.Index != 2 || ie.Field != "node" || !errors.Is(err, indexapi.ErrInvalid) {
 			t.Fatalf("err %v", err)
 		}
 		if ps, _ := db.Providers(ctx, id("o"), "", 0); len(ps) != 0 {
 			t.Fatalf("partial batch applied: %v", nodes(ps))
 		}
-		batch := make([]Announcement, MaxBatch)
+		batch := make([]indexapi.Announcement, MaxBatch)
 		for i := range batch {
 			batch[i] = ann(fmt.Sprint("obj", i), "n", time.Minute)
 		}
@@ -144,7 +145,7 @@ func TestBatchAtomicity(t *testing.T) {
 		if _, err := db.Announce(ctx, append(batch, good)); !errors.As(err, &ie) || ie.Index != -1 {
 			t.Fatalf("oversize batch: %v", err)
 		}
-		if _, err := db.Announce(ctx, nil); !errors.Is(err, ErrInvalid) {
+		if _, err := db.Announce(ctx, nil); !errors.Is(err, indexapi.ErrInvalid) {
 			t.Fatalf("empty batch: %v", err)
 		}
 	})
@@ -152,22 +153,22 @@ func TestBatchAtomicity(t *testing.T) {
 
 func TestAnnounceValidation(t *testing.T) {
 	forEach(t, func(t *testing.T, db *DB, c *clock) {
-		for field, mod := range map[string]func(*Announcement){
-			"node":   func(a *Announcement) { a.Node = "" },
-			"addr":   func(a *Announcement) { a.Addr = "ftp://h/" },
-			"ttl_s":  func(a *Announcement) { a.TTL = DefaultMaxTTL + time.Second },
-			"region": func(a *Announcement) { a.Region = "eu west" },
-			"type":   func(a *Announcement) { a.Type = "text/\x01" },
+		for field, mod := range map[string]func(*indexapi.Announcement){
+			"node":   func(a *indexapi.Announcement) { a.Node = "" },
+			"addr":   func(a *indexapi.Announcement) { a.Addr = "ftp://h/" },
+			"ttl_s":  func(a *indexapi.Announcement) { a.TTL = DefaultMaxTTL + time.Second },
+			"region": func(a *indexapi.Announcement) { a.Region = "eu west" },
+			"type":   func(a *indexapi.Announcement) { a.Type = "text/\x01" },
 		} {
 			a := ann("o", "a", time.Minute)
 			mod(&a)
-			var ie *InvalidError
-			if _, err := db.Announce(ctx, []Announcement{a}); !errors.As(err, &ie) || ie.Field != field || ie.Index != 0 {
+			var ie *indexapi.InvalidError
+			if _, err := db.Announce(ctx, []indexapi.Announcement{a}); !errors.As(err, &ie) || ie.Field != field || ie.Index != 0 {
 				t.Errorf("%s: %v", field, err)
 			}
 		}
 		neg := ann("o", "a", -time.Second)
-		if _, err := db.Announce(ctx, []Announcement{neg}); !errors.Is(err, ErrInvalid) {
+		if _, err := db.Announce(ctx, []indexapi.Announcement{neg}); !errors.Is(err, indexapi.ErrInvalid) {
 			t.Errorf("negative ttl: %v", err)
 		}
 	})
@@ -189,7 +190,7 @@ func TestCheckAddr(t *testing.T) {
 
 func TestPerObjectCap(t *testing.T) {
 	forEach(t, func(t *testing.T, db *DB, c *clock) {
-		batch := make([]Announcement, MaxProvidersPerObject)
+		batch := make([]indexapi.Announcement, MaxProvidersPerObject)
 		for i := range batch { // node i expires after 100+i seconds
 			batch[i] = ann("o", fmt.Sprintf("n%02d", i), time.Duration(100+i)*time.Second)
 		}
@@ -218,7 +219,7 @@ func TestPerObjectCap(t *testing.T) {
 
 func TestPrune(t *testing.T) {
 	forEach(t, func(t *testing.T, db *DB, c *clock) {
-		var batch []Announcement
+		var batch []indexapi.Announcement
 		for i := range 10 { // expiries 1..10 s
 			batch = append(batch, ann(fmt.Sprint("o", i%3), fmt.Sprint("n", i), time.Duration(i+1)*time.Second))
 		}

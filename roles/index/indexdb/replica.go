@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/kv"
 )
@@ -47,16 +48,16 @@ func compareTarget(a, b Record) int {
 
 // CheckReplica validates a replica batch: 1–MaxReplicaBatch records, each
 // with a valid name, a version ≥ 1 and an updated_at; a tombstone carries
-// no target. Errors are *InvalidError naming the record and field.
+// no target. Errors are *indexapi.InvalidError naming the record and field.
 func CheckReplica(recs []Record) error {
 	if len(recs) == 0 || len(recs) > MaxReplicaBatch {
-		return &InvalidError{Index: -1, Field: "records",
+		return &indexapi.InvalidError{Index: -1, Field: "records",
 			Msg: fmt.Sprintf("want 1–%d records, got %d", MaxReplicaBatch, len(recs))}
 	}
 	for i, r := range recs {
 		field, msg := checkReplicaRecord(r)
 		if field != "" {
-			return &InvalidError{Index: i, Field: field, Msg: msg}
+			return &indexapi.InvalidError{Index: i, Field: field, Msg: msg}
 		}
 	}
 	return nil
@@ -64,8 +65,8 @@ func CheckReplica(recs []Record) error {
 
 // checkReplicaRecord returns the first bad field of r and why.
 func checkReplicaRecord(r Record) (field, msg string) {
-	if _, err := ParseName(r.Name); err != nil {
-		return "name", trimInvalid(err)
+	if _, err := indexapi.ParseName(r.Name); err != nil {
+		return "name", indexapi.InvalidMessage(err)
 	}
 	switch {
 	case r.Version == 0:
@@ -76,15 +77,6 @@ func checkReplicaRecord(r Record) (field, msg string) {
 		return "b3", "a tombstone has no target"
 	}
 	return "", ""
-}
-
-// trimInvalid drops the ErrInvalid prefix of a validation message.
-func trimInvalid(err error) string {
-	p := ErrInvalid.Error() + ": "
-	if s := err.Error(); len(s) > len(p) && s[:len(p)] == p {
-		return s[len(p):]
-	}
-	return err.Error()
 }
 
 // ApplyReplica applies name records sent by another owner (docs/cluster.md §6)
@@ -239,19 +231,19 @@ func EncodeReplicaNames(recs []Record) ([]byte, error) {
 // DecodeReplicaNames decodes a POST /replica/names body strictly (unknown
 // fields and trailing data are errors) and checks it with CheckReplica. A
 // live record needs a b3; a tombstone's b3 is null or absent. Errors are
-// *InvalidError (Index -1 for the envelope).
+// *indexapi.InvalidError (Index -1 for the envelope).
 func DecodeReplicaNames(body []byte) ([]Record, error) {
 	var env struct {
 		Records []json.RawMessage `json:"records"`
 	}
 	if err := decodeStrict(body, &env); err != nil {
-		return nil, &InvalidError{Index: -1, Field: fieldOf(err, "records"), Msg: err.Error()}
+		return nil, &indexapi.InvalidError{Index: -1, Field: fieldOf(err, "records"), Msg: err.Error()}
 	}
 	out := make([]Record, 0, len(env.Records))
 	for i, raw := range env.Records {
 		r, field, err := decodeReplicaRecord(raw)
 		if err != nil {
-			return nil, &InvalidError{Index: i, Field: field, Msg: err.Error()}
+			return nil, &indexapi.InvalidError{Index: i, Field: field, Msg: err.Error()}
 		}
 		out = append(out, r)
 	}
@@ -294,4 +286,4 @@ func decodeReplicaRecord(raw []byte) (Record, string, error) {
 // ValidateAnnounce checks a provider batch exactly as Announce does (size,
 // every record) without applying it: a cluster node validates a whole
 // batch before it sends parts of it to the owners (docs/cluster.md §6).
-func (db *DB) ValidateAnnounce(recs []Announcement) error { return db.validateBatch(recs) }
+func (db *DB) ValidateAnnounce(recs []indexapi.Announcement) error { return db.validateBatch(recs) }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store/kv/memkv"
 )
 
@@ -85,7 +86,7 @@ func TestApplyReplicaRules(t *testing.T) {
 		if _, err := db.Get(ctx, "blog.example"); !errors.Is(err, ErrDeleted) {
 			t.Fatalf("after tombstone: %v", err)
 		}
-		rec := mustSet(t, db, "blog.example", "w", Cond{})
+		rec := mustSet(t, db, "blog.example", "w", indexapi.Cond{})
 		if rec.Version != 5 {
 			t.Fatalf("Set after replica: version %d", rec.Version)
 		}
@@ -141,9 +142,9 @@ func TestCheckReplicaBadInput(t *testing.T) {
 		{"tombstone with target", bad(func(r *Record) { r.Deleted = true }), 1, "b3"},
 	}
 	for _, tc := range cases {
-		var ie *InvalidError
+		var ie *indexapi.InvalidError
 		err := CheckReplica(tc.recs)
-		if !errors.As(err, &ie) || ie.Index != tc.index || ie.Field != tc.field || !errors.Is(err, ErrInvalid) {
+		if !errors.As(err, &ie) || ie.Index != tc.index || ie.Field != tc.field || !errors.Is(err, indexapi.ErrInvalid) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
@@ -189,7 +190,7 @@ func TestDecodeReplicaNames(t *testing.T) {
 		{"no records", `{"records":[]}`, -1, "records"},
 	}
 	for _, tc := range cases {
-		var ie *InvalidError
+		var ie *indexapi.InvalidError
 		_, err := DecodeReplicaNames([]byte(tc.body))
 		if !errors.As(err, &ie) || ie.Index != tc.index || (tc.field != "" && ie.Field != tc.field) {
 			t.Errorf("%s: %v", tc.name, err)
@@ -200,7 +201,7 @@ func TestDecodeReplicaNames(t *testing.T) {
 func TestScanAndDropNames(t *testing.T) {
 	forEach(t, func(t *testing.T, db *DB, c *clock) {
 		for _, n := range []string{"c.example", "a.example", "b.example"} {
-			mustSet(t, db, n, n, Cond{})
+			mustSet(t, db, n, n, indexapi.Cond{})
 		}
 		page, err := db.ScanNames(ctx, "", 2)
 		if err != nil || len(page) != 2 || page[0].Name != "a.example" || page[1].Name != "b.example" {
@@ -211,7 +212,7 @@ func TestScanAndDropNames(t *testing.T) {
 			t.Fatalf("page 2 %+v, %v", page, err)
 		}
 		stale := page[0]
-		mustSet(t, db, "c.example", "newer", Cond{})
+		mustSet(t, db, "c.example", "newer", indexapi.Cond{})
 		if dropped, err := db.DropName(ctx, stale); err != nil || dropped {
 			t.Fatalf("dropped a changed record: %v, %v", dropped, err)
 		}
@@ -222,7 +223,7 @@ func TestScanAndDropNames(t *testing.T) {
 		if _, err := db.History(ctx, "c.example"); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("history after drop: %v", err)
 		}
-		if rec := mustSet(t, db, "c.example", "fresh", Cond{}); rec.Version != 1 {
+		if rec := mustSet(t, db, "c.example", "fresh", indexapi.Cond{}); rec.Version != 1 {
 			t.Fatalf("after drop version %d", rec.Version)
 		}
 	})

@@ -17,6 +17,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/roles/storage"
 	"github.com/ronhq/ron/store"
@@ -58,7 +59,7 @@ func newRealIndex(t *testing.T) *realIndex {
 }
 
 // providers returns id's live provider records.
-func (ri *realIndex) providers(t *testing.T, id store.ID) []index.ProviderInfo {
+func (ri *realIndex) providers(t *testing.T, id store.ID) []indexapi.ProviderInfo {
 	t.Helper()
 	out, err := ri.local.Providers(context.Background(), id, "", 0)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx/client"
-	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/storage"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
@@ -29,10 +29,10 @@ var ErrNoTarget = errors.New("indexsink: no local index and no index_urls")
 // index member has a usable URL; the announcer retries it.
 var ErrNoIndexMember = errors.New("indexsink: no alive index member")
 
-// Announcer is the part of index.Client a Sink uses; index.LocalClient and
-// index.HTTPClient are Announcers.
+// Announcer is the part of indexapi.Client a Sink uses; the index role's
+// LocalClient (roles/index) and indexapi.HTTPClient are Announcers.
 type Announcer interface {
-	Announce(ctx context.Context, recs []indexdb.Announcement) (accepted, withdrawn int, err error)
+	Announce(ctx context.Context, recs []indexapi.Announcement) (accepted, withdrawn int, err error)
 }
 
 // Options configure a Sink.
@@ -133,11 +133,11 @@ func (s *Sink) Announce(ctx context.Context, batch []storage.Record) error {
 // convert builds the index records of batch. TTLs are rounded up to whole
 // seconds (a positive TTL never becomes a withdraw) and capped at
 // storage.MaxProviderTTL.
-func (s *Sink) convert(batch []storage.Record) []indexdb.Announcement {
+func (s *Sink) convert(batch []storage.Record) []indexapi.Announcement {
 	addr, region := s.opt.Addr(), s.region()
-	out := make([]indexdb.Announcement, len(batch))
+	out := make([]indexapi.Announcement, len(batch))
 	for i, r := range batch {
-		out[i] = indexdb.Announcement{ID: r.ID, Node: s.opt.Node, Addr: addr, Region: region,
+		out[i] = indexapi.Announcement{ID: r.ID, Node: s.opt.Node, Addr: addr, Region: region,
 			Type: r.Type, TTL: wholeSeconds(r.TTL)}
 	}
 	return out

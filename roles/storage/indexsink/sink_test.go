@@ -12,7 +12,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/index"
-	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/storage"
 	"github.com/ronhq/ron/runtime"
 )
@@ -245,11 +245,11 @@ func TestRetarget(t *testing.T) {
 
 // slowIndex is a local index whose Announce answers err.
 type slowIndex struct {
-	index.Client
+	indexapi.Client
 	err error
 }
 
-func (s slowIndex) Announce(context.Context, []indexdb.Announcement) (int, int, error) {
+func (s slowIndex) Announce(context.Context, []indexapi.Announcement) (int, int, error) {
 	return 0, 0, s.err
 }
 

@@ -7,15 +7,14 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx/client"
-	"github.com/ronhq/ron/roles/index"
-	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/storage"
 )
 
 // target is one index URL with its client, which owns the URL's breaker.
 type target struct {
 	url string
-	c   *index.HTTPClient
+	c   *indexapi.HTTPClient
 }
 
 // CheckRetarget implements storage.Retargeter: every URL must pass
@@ -84,7 +83,7 @@ func (s *Sink) httpTargets() []*target {
 // newTarget builds the HTTP client of one URL. The client does not retry:
 // the sink fails over to the next URL and the announcer retries the batch.
 func (s *Sink) newTarget(url string) *target {
-	return &target{url: url, c: index.NewHTTPClient(url, s.token, client.Options{
+	return &target{url: url, c: indexapi.NewHTTPClient(url, s.token, client.Options{
 		Retries: -1, Role: "storage", Metrics: s.opt.Metrics.Set()})}
 }
 
@@ -93,7 +92,7 @@ func (s *Sink) newTarget(url string) *target {
 // is left of ctx's deadline. A target whose breaker is open fails at once
 // without I/O and is skipped. When all fail the last real error (else the
 // breaker error) is returned.
-func (s *Sink) announceHTTP(ctx context.Context, recs []indexdb.Announcement) error {
+func (s *Sink) announceHTTP(ctx context.Context, recs []indexapi.Announcement) error {
 	list := s.httpTargets()
 	switch {
 	case len(list) == 0 && s.opt.Cluster != nil:
@@ -121,7 +120,7 @@ func (s *Sink) announceHTTP(ctx context.Context, recs []indexdb.Announcement) er
 }
 
 // try sends recs to t with 1/share of ctx's remaining time.
-func (s *Sink) try(ctx context.Context, t *target, recs []indexdb.Announcement, share int) error {
+func (s *Sink) try(ctx context.Context, t *target, recs []indexapi.Announcement, share int) error {
 	if dl, ok := ctx.Deadline(); ok && share > 1 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Until(dl)/time.Duration(share))

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/ronhq/ron/httpx/auth"
-	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/roles/index/indexapi"
 )
 
 // ErrNoKey is returned by MintToken's function when there is no root key.
@@ -15,5 +15,5 @@ var ErrNoKey = auth.ErrNoKey
 // renewed at half life). It is safe for concurrent use; minting does no I/O.
 // A nil keys makes every call fail with ErrNoKey.
 func MintToken(keys *auth.Keyring) func(ctx context.Context) (string, error) {
-	return auth.TokenSource(keys, index.ScopeWrite)
+	return auth.TokenSource(keys, indexapi.ScopeWrite)
 }

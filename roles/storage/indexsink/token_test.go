@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx/auth"
-	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/roles/index/indexapi"
 )
 
 // TestMintToken: index:write tokens valid 10 minutes, the same one handed
@@ -27,7 +27,7 @@ func TestMintToken(t *testing.T) {
 			t.Fatal(err)
 		}
 		c, err := keys.Verify(first, time.Now())
-		if err != nil || !slices.Equal(c.Scopes, []string{index.ScopeWrite}) ||
+		if err != nil || !slices.Equal(c.Scopes, []string{indexapi.ScopeWrite}) ||
 			time.Until(c.Expires) > 10*time.Minute || time.Until(c.Expires) < 10*time.Minute-time.Second {
 			t.Fatalf("claims %+v, %v", c, err)
 		}

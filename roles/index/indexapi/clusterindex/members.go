@@ -7,8 +7,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/httpx/client"
-	"github.com/ronhq/ron/roles/index"
-	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/cluster/rendezvous"
 	"github.com/ronhq/ron/store"
@@ -35,8 +34,8 @@ type MembersOptions struct {
 	Log zerolog.Logger
 }
 
-// Members is an index.Client over the alive index members of a cluster
-// (docs/cluster.md §6–§7): one index.HTTPClient per member, built and
+// Members is an indexapi.Client over the alive index members of a cluster
+// (docs/cluster.md §6–§7): one indexapi.HTTPClient per member, built and
 // retired by Run as membership changes. A call goes to the members in
 // Pool.Ranked order (the reader's zone first, then by rendezvous score of
 // the call's key: the object id, the name key, so the first member asked is
@@ -48,11 +47,11 @@ type MembersOptions struct {
 // member a call fails with 503 upstream_unavailable (details.reason
 // "no_member").
 type Members struct {
-	index.Client
-	pool *Pool[*index.HTTPClient]
+	indexapi.Client
+	pool *Pool[*indexapi.HTTPClient]
 }
 
-var _ index.Client = (*Members)(nil)
+var _ indexapi.Client = (*Members)(nil)
 
 // NewMembers builds the clients of the current index members; it does no
 // I/O. Run keeps them current. opt.Client.Metrics is not used: the
@@ -63,10 +62,10 @@ func NewMembers(opt MembersOptions) *Members {
 	// the members that leave: member clients keep them private, as the
 	// gateway's member links do.
 	opt.Client.Metrics = nil
-	pool := NewPool(PoolOptions[*index.HTTPClient]{Membership: opt.Membership, Role: indexRole, Zone: opt.Zone,
-		Log: opt.Log, Retire: (*index.HTTPClient).Close,
-		Build: func(_, url string) (*index.HTTPClient, error) {
-			return index.NewHTTPClient(url, opt.Token, opt.Client), nil
+	pool := NewPool(PoolOptions[*indexapi.HTTPClient]{Membership: opt.Membership, Role: indexRole, Zone: opt.Zone,
+		Log: opt.Log, Retire: (*indexapi.HTTPClient).Close,
+		Build: func(_, url string) (*indexapi.HTTPClient, error) {
+			return indexapi.NewHTTPClient(url, opt.Token, opt.Client), nil
 		}})
 	return &Members{Client: Wrap(&failover{pool: pool}, opt.Membership), pool: pool}
 }
@@ -77,66 +76,66 @@ func (m *Members) Run(ctx context.Context) error { return m.pool.Run(ctx) }
 // Len returns the number of alive index members known.
 func (m *Members) Len() int { return m.pool.Len() }
 
-// failover is the index.Client trying the pool's members in order.
+// failover is the indexapi.Client trying the pool's members in order.
 type failover struct {
-	pool *Pool[*index.HTTPClient]
+	pool *Pool[*indexapi.HTTPClient]
 }
 
-// Announce implements index.Client (idempotent: re-sent to the next member).
-func (f *failover) Announce(ctx context.Context, recs []indexdb.Announcement) (int, int, error) {
+// Announce implements indexapi.Client (idempotent: re-sent to the next member).
+func (f *failover) Announce(ctx context.Context, recs []indexapi.Announcement) (int, int, error) {
 	type counts struct{ accepted, withdrawn int }
-	c, err := Try(ctx, f.pool, nil, ReadAgain, func(c *index.HTTPClient) (counts, error) {
+	c, err := Try(ctx, f.pool, nil, ReadAgain, func(c *indexapi.HTTPClient) (counts, error) {
 		a, w, err := c.Announce(ctx, recs)
 		return counts{a, w}, err
 	})
 	return c.accepted, c.withdrawn, err
 }
 
-// Providers implements index.Client.
-func (f *failover) Providers(ctx context.Context, id store.ID, region string, limit int) (index.ProviderList, error) {
-	return Try(ctx, f.pool, id[:], ReadAgain, func(c *index.HTTPClient) (index.ProviderList, error) {
+// Providers implements indexapi.Client.
+func (f *failover) Providers(ctx context.Context, id store.ID, region string, limit int) (indexapi.ProviderList, error) {
+	return Try(ctx, f.pool, id[:], ReadAgain, func(c *indexapi.HTTPClient) (indexapi.ProviderList, error) {
 		return c.Providers(ctx, id, region, limit)
 	})
 }
 
-// GetName implements index.Client.
-func (f *failover) GetName(ctx context.Context, name string) (index.NameRecord, error) {
-	return Try(ctx, f.pool, rendezvous.NameKey(name), ReadAgain, func(c *index.HTTPClient) (index.NameRecord, error) {
+// GetName implements indexapi.Client.
+func (f *failover) GetName(ctx context.Context, name string) (indexapi.NameRecord, error) {
+	return Try(ctx, f.pool, rendezvous.NameKey(name), ReadAgain, func(c *indexapi.HTTPClient) (indexapi.NameRecord, error) {
 		return c.GetName(ctx, name)
 	})
 }
 
-// GetNameVersion implements index.Client.
-func (f *failover) GetNameVersion(ctx context.Context, name string, version uint64) (index.NameRecord, error) {
-	return Try(ctx, f.pool, rendezvous.NameKey(name), ReadAgain, func(c *index.HTTPClient) (index.NameRecord, error) {
+// GetNameVersion implements indexapi.Client.
+func (f *failover) GetNameVersion(ctx context.Context, name string, version uint64) (indexapi.NameRecord, error) {
+	return Try(ctx, f.pool, rendezvous.NameKey(name), ReadAgain, func(c *indexapi.HTTPClient) (indexapi.NameRecord, error) {
 		return c.GetNameVersion(ctx, name, version)
 	})
 }
 
-// SetName implements index.Client (another member only when unreachable).
-func (f *failover) SetName(ctx context.Context, name string, target store.ID, cond index.Cond) (index.NameRecord, error) {
-	return Try(ctx, f.pool, rendezvous.NameKey(name), WriteAgain, func(c *index.HTTPClient) (index.NameRecord, error) {
+// SetName implements indexapi.Client (another member only when unreachable).
+func (f *failover) SetName(ctx context.Context, name string, target store.ID, cond indexapi.Cond) (indexapi.NameRecord, error) {
+	return Try(ctx, f.pool, rendezvous.NameKey(name), WriteAgain, func(c *indexapi.HTTPClient) (indexapi.NameRecord, error) {
 		return c.SetName(ctx, name, target, cond)
 	})
 }
 
-// DeleteName implements index.Client (another member only when unreachable).
-func (f *failover) DeleteName(ctx context.Context, name string, cond index.Cond) (index.NameDeletion, error) {
-	return Try(ctx, f.pool, rendezvous.NameKey(name), WriteAgain, func(c *index.HTTPClient) (index.NameDeletion, error) {
+// DeleteName implements indexapi.Client (another member only when unreachable).
+func (f *failover) DeleteName(ctx context.Context, name string, cond indexapi.Cond) (indexapi.NameDeletion, error) {
+	return Try(ctx, f.pool, rendezvous.NameKey(name), WriteAgain, func(c *indexapi.HTTPClient) (indexapi.NameDeletion, error) {
 		return c.DeleteName(ctx, name, cond)
 	})
 }
 
-// History implements index.Client.
-func (f *failover) History(ctx context.Context, name string) (index.NameHistory, error) {
-	return Try(ctx, f.pool, rendezvous.NameKey(name), ReadAgain, func(c *index.HTTPClient) (index.NameHistory, error) {
+// History implements indexapi.Client.
+func (f *failover) History(ctx context.Context, name string) (indexapi.NameHistory, error) {
+	return Try(ctx, f.pool, rendezvous.NameKey(name), ReadAgain, func(c *indexapi.HTTPClient) (indexapi.NameHistory, error) {
 		return c.History(ctx, name)
 	})
 }
 
-// Resolve implements index.Client.
-func (f *failover) Resolve(ctx context.Context, key string, noCache bool) (index.ResolveAnswer, error) {
-	return Try(ctx, f.pool, ResolveKey(key), ReadAgain, func(c *index.HTTPClient) (index.ResolveAnswer, error) {
+// Resolve implements indexapi.Client.
+func (f *failover) Resolve(ctx context.Context, key string, noCache bool) (indexapi.ResolveAnswer, error) {
+	return Try(ctx, f.pool, ResolveKey(key), ReadAgain, func(c *indexapi.HTTPClient) (indexapi.ResolveAnswer, error) {
 		return c.Resolve(ctx, key, noCache)
 	})
 }

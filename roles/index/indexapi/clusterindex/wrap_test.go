@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/store"
 )
@@ -22,11 +22,11 @@ func member(id string, st cluster.State) cluster.Member {
 }
 
 // prov is a provider record of node at its member URL.
-func prov(node string) index.ProviderInfo {
-	return index.ProviderInfo{Node: node, Addr: "http://" + node + ":5303"}
+func prov(node string) indexapi.ProviderInfo {
+	return indexapi.ProviderInfo{Node: node, Addr: "http://" + node + ":5303"}
 }
 
-func nodesOf(ps []index.ProviderInfo) []string {
+func nodesOf(ps []indexapi.ProviderInfo) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
 		out[i] = p.Node
@@ -45,17 +45,17 @@ func TestAliveFirst(t *testing.T) {
 	renamed.Addr = "http://d:5303/"
 	cases := []struct {
 		name string
-		in   []index.ProviderInfo
+		in   []indexapi.ProviderInfo
 		want []string
 	}{
 		{"empty", nil, []string{}},
-		{"all alive keep order", []index.ProviderInfo{prov("d"), prov("a")}, []string{"d", "a"}},
-		{"dead first moves", []index.ProviderInfo{prov("b"), prov("a"), prov("d")}, []string{"a", "d", "b"}},
-		{"left and dead keep their order", []index.ProviderInfo{prov("c"), prov("b"), prov("d")}, []string{"d", "c", "b"}},
-		{"unknown node is not alive", []index.ProviderInfo{prov("e"), prov("a")}, []string{"a", "e"}},
-		{"already last", []index.ProviderInfo{prov("a"), prov("b"), prov("e")}, []string{"a", "b", "e"}},
-		{"none alive", []index.ProviderInfo{prov("e"), prov("b")}, []string{"e", "b"}},
-		{"alive by URL", []index.ProviderInfo{prov("b"), renamed}, []string{"d-old", "b"}},
+		{"all alive keep order", []indexapi.ProviderInfo{prov("d"), prov("a")}, []string{"d", "a"}},
+		{"dead first moves", []indexapi.ProviderInfo{prov("b"), prov("a"), prov("d")}, []string{"a", "d", "b"}},
+		{"left and dead keep their order", []indexapi.ProviderInfo{prov("c"), prov("b"), prov("d")}, []string{"d", "c", "b"}},
+		{"unknown node is not alive", []indexapi.ProviderInfo{prov("e"), prov("a")}, []string{"a", "e"}},
+		{"already last", []indexapi.ProviderInfo{prov("a"), prov("b"), prov("e")}, []string{"a", "b", "e"}},
+		{"none alive", []indexapi.ProviderInfo{prov("e"), prov("b")}, []string{"e", "b"}},
+		{"alive by URL", []indexapi.ProviderInfo{prov("b"), renamed}, []string{"d-old", "b"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,27 +74,27 @@ func TestAliveFirst(t *testing.T) {
 // fakeIndex answers Providers and Resolve with fixed lists and counts
 // the other calls that reach it.
 type fakeIndex struct {
-	index.Client // nil: other methods panic unless overridden
-	providers    []index.ProviderInfo
-	err          error
-	histories    int
+	indexapi.Client // nil: other methods panic unless overridden
+	providers       []indexapi.ProviderInfo
+	err             error
+	histories       int
 }
 
-func (f *fakeIndex) Providers(context.Context, store.ID, string, int) (index.ProviderList, error) {
-	return index.ProviderList{Providers: slices.Clone(f.providers)}, f.err
+func (f *fakeIndex) Providers(context.Context, store.ID, string, int) (indexapi.ProviderList, error) {
+	return indexapi.ProviderList{Providers: slices.Clone(f.providers)}, f.err
 }
 
-func (f *fakeIndex) Resolve(_ context.Context, key string, _ bool) (index.ResolveAnswer, error) {
-	return index.ResolveAnswer{Key: key, Providers: slices.Clone(f.providers)}, f.err
+func (f *fakeIndex) Resolve(_ context.Context, key string, _ bool) (indexapi.ResolveAnswer, error) {
+	return indexapi.ResolveAnswer{Key: key, Providers: slices.Clone(f.providers)}, f.err
 }
 
-func (f *fakeIndex) History(context.Context, string) (index.NameHistory, error) {
+func (f *fakeIndex) History(context.Context, string) (indexapi.NameHistory, error) {
 	f.histories++
-	return index.NameHistory{}, nil
+	return indexapi.NameHistory{}, nil
 }
 
 func TestWrapReordersProvidersAndResolve(t *testing.T) {
-	f := &fakeIndex{providers: []index.ProviderInfo{prov("b"), prov("a")}}
+	f := &fakeIndex{providers: []indexapi.ProviderInfo{prov("b"), prov("a")}}
 	m := cluster.NewStatic(testView())
 	c := Wrap(f, m)
 	l, err := c.Providers(t.Context(), store.ID{}, "", 0)
@@ -128,8 +128,8 @@ func TestWithPlacement(t *testing.T) {
 		}
 		return cluster.NewView(self, ms, time.Time{})
 	}
-	pn := func(ids ...string) []index.ProviderInfo {
-		var out []index.ProviderInfo
+	pn := func(ids ...string) []indexapi.ProviderInfo {
+		var out []indexapi.ProviderInfo
 		for _, id := range ids {
 			out = append(out, prov(id))
 		}
@@ -139,7 +139,7 @@ func TestWithPlacement(t *testing.T) {
 	cases := []struct {
 		name string
 		v    *cluster.View
-		in   []index.ProviderInfo
+		in   []indexapi.ProviderInfo
 		want []string
 	}{
 		{"none listed: rank order without self", view("node-a", alive, alive, alive, alive), nil, []string{"node-b", "node-d", "node-c"}},
@@ -178,7 +178,7 @@ func TestWrapPassesErrorsAndNil(t *testing.T) {
 	if _, err := Wrap(f, cluster.NewStatic(testView())).Providers(t.Context(), store.ID{}, "", 0); !errors.Is(err, boom) {
 		t.Fatalf("err = %v", err)
 	}
-	if c := Wrap(f, nil); c != index.Client(f) {
+	if c := Wrap(f, nil); c != indexapi.Client(f) {
 		t.Fatal("a nil membership must return the client itself")
 	}
 	if c := Wrap(nil, cluster.NewStatic(testView())); c != nil {

@@ -1,4 +1,4 @@
-package index
+package indexapi
 
 import (
 	"bytes"
@@ -9,26 +9,23 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
-	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/store"
 )
 
 // Client talks to an index role (docs/index.md §3, §4). Storage announces
 // through it, the CLI manages names and other roles look up providers.
-// HTTPClient is the HTTP implementation and LocalClient the in-process one;
-// both fail with *httpx.Error values carrying the same status, code and
-// details (400 bad_request, 412 precondition_failed with
+// HTTPClient is the HTTP implementation and LocalClient (roles/index) the
+// in-process one; both fail with *httpx.Error values carrying the same
+// status, code and details (400 bad_request, 412 precondition_failed with
 // details.current_version, 404 not_found with details.reason, 400 with
 // details.index and details.field for a bad provider record).
 type Client interface {
 	// Announce sends one batch of 1–1000 provider records, all or nothing;
 	// a record with TTL 0 withdraws (b3, node). TTLs are whole seconds.
-	Announce(ctx context.Context, recs []indexdb.Announcement) (accepted, withdrawn int, err error)
+	Announce(ctx context.Context, recs []Announcement) (accepted, withdrawn int, err error)
 	// Providers lists the live providers of id: records in region first
 	// ("" = the index's own zone), at most limit (0 = 20, else 1–64).
 	Providers(ctx context.Context, id store.ID, region string, limit int) (ProviderList, error)
@@ -70,31 +67,15 @@ func NewHTTPClient(baseURL string, token func(context.Context) (string, error), 
 // Close releases idle connections.
 func (h *HTTPClient) Close() { h.c.Close() }
 
-// announceJSON is one record of the POST /providers body.
-type announceJSON struct {
-	B3     string `json:"b3"`
-	Node   string `json:"node"`
-	Addr   string `json:"addr"`
-	TTLS   int64  `json:"ttl_s"`
-	Region string `json:"region,omitempty"`
-	Type   string `json:"type,omitempty"`
-}
-
 // Announce implements Client with POST /providers. Re-announcing replaces
 // the same (b3, node) records with the same counts, so the call is retried
 // like an idempotent one.
-func (h *HTTPClient) Announce(ctx context.Context, recs []indexdb.Announcement) (int, int, error) {
-	if err := checkWholeSeconds(recs); err != nil {
+func (h *HTTPClient) Announce(ctx context.Context, recs []Announcement) (int, int, error) {
+	if err := CheckWholeSeconds(recs); err != nil {
 		return 0, 0, httpx.LocalError(ctx, err) // as the server would answer
 	}
-	in := struct {
-		Records []announceJSON `json:"records"`
-	}{Records: make([]announceJSON, 0, len(recs))}
-	for _, a := range recs {
-		in.Records = append(in.Records, announceJSON{B3: a.ID.String(), Node: a.Node, Addr: a.Addr,
-			TTLS: int64(a.TTL / time.Second), Region: a.Region, Type: a.Type})
-	}
-	var out announceReply
+	in := NewAnnounceBody(recs)
+	var out AnnounceReply
 	err := h.send(ctx, &client.Request{Method: http.MethodPost, Path: "/providers",
 		Retry: client.RetryIdempotent, Op: "POST /providers"}, in, &out)
 	return out.Accepted, out.Withdrawn, err
@@ -117,7 +98,7 @@ func (h *HTTPClient) Providers(ctx context.Context, id store.ID, region string, 
 // GetName implements Client with GET /names/{name}.
 func (h *HTTPClient) GetName(ctx context.Context, name string) (NameRecord, error) {
 	var out NameRecord
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return out, err
 	}
 	err := h.send(ctx, &client.Request{Path: "/names/" + name, Op: "GET /names/{name}"}, nil, &out)
@@ -127,7 +108,7 @@ func (h *HTTPClient) GetName(ctx context.Context, name string) (NameRecord, erro
 // GetNameVersion implements Client with GET /names/{name}@{version}.
 func (h *HTTPClient) GetNameVersion(ctx context.Context, name string, version uint64) (NameRecord, error) {
 	var out NameRecord
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return out, err
 	}
 	err := h.send(ctx, &client.Request{Path: "/names/" + name + "@" + strconv.FormatUint(version, 10),
@@ -140,14 +121,14 @@ func (h *HTTPClient) GetNameVersion(ctx context.Context, name string, version ui
 // successful PUT adds a version.
 func (h *HTTPClient) SetName(ctx context.Context, name string, target store.ID, cond Cond) (NameRecord, error) {
 	var out NameRecord
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return out, err
 	}
 	req := &client.Request{Method: http.MethodPut, Path: "/names/" + name, Op: "PUT /names/{name}", Header: http.Header{}}
 	if !retrySafe(cond) {
 		req.Retry = client.RetryNever
 	}
-	if k, v := condHeader(cond); k != "" {
+	if k, v := cond.Header(); k != "" {
 		req.Header.Set(k, v)
 	}
 	err := h.send(ctx, req, map[string]string{"b3": target.String()}, &out)
@@ -158,11 +139,11 @@ func (h *HTTPClient) SetName(ctx context.Context, name string, target store.ID, 
 // lost success is a 404, never a second tombstone, so it is retried.
 func (h *HTTPClient) DeleteName(ctx context.Context, name string, cond Cond) (NameDeletion, error) {
 	var out NameDeletion
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return out, err
 	}
 	req := &client.Request{Method: http.MethodDelete, Path: "/names/" + name, Op: "DELETE /names/{name}", Header: http.Header{}}
-	if k, v := condHeader(cond); k != "" {
+	if k, v := cond.Header(); k != "" {
 		req.Header.Set(k, v)
 	}
 	err := h.send(ctx, req, nil, &out)
@@ -172,7 +153,7 @@ func (h *HTTPClient) DeleteName(ctx context.Context, name string, cond Cond) (Na
 // History implements Client with GET /names/{name}/versions.
 func (h *HTTPClient) History(ctx context.Context, name string) (NameHistory, error) {
 	var out NameHistory
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		return out, err
 	}
 	err := h.send(ctx, &client.Request{Path: "/names/" + name + "/versions", Op: "GET /names/{name}/versions"}, nil, &out)
@@ -184,33 +165,15 @@ func (h *HTTPClient) History(ctx context.Context, name string) (NameHistory, err
 // server would, so that no malformed key reaches another route.
 func (h *HTTPClient) Resolve(ctx context.Context, key string, noCache bool) (ResolveAnswer, error) {
 	var out ResolveAnswer
-	if err := checkResolveKey(key); err != nil {
+	if _, _, err := ParseResolveKey(key); err != nil {
 		return out, err
 	}
 	req := &client.Request{Path: "/resolve/" + key, Op: "GET /resolve/{key}", Header: http.Header{}}
 	if noCache {
-		req.Header.Set("Cache-Control", ccNoCache)
+		req.Header.Set("Cache-Control", "no-cache")
 	}
 	err := h.send(ctx, req, nil, &out)
 	return out, err
-}
-
-// checkResolveKey applies the key syntax of GET /resolve/{key}: a b3 id,
-// name@version or a name; anything else is 400 bad_request.
-func checkResolveKey(key string) error {
-	switch {
-	case strings.HasPrefix(key, "b3:"):
-		if _, err := store.ParseID(key); err != nil {
-			return badRequest("object id must be b3: followed by 64 lowercase hex digits")
-		}
-	case strings.Contains(key, "@"):
-		if _, _, err := indexdb.ParseNameVersion(key); err != nil {
-			return dbError(err)
-		}
-	default:
-		return checkName(key)
-	}
-	return nil
 }
 
 // send completes req with in as its JSON body (when non-nil) and decodes

@@ -2,7 +2,11 @@
 // mode (docs/cluster.md §7): Wrap, the one place where providers whose node
 // is not alive move to the end of an index answer; Pool, a set of per-member
 // values (links, clients) that follows the membership table; and Members,
-// an index.Client over the alive index members with fallback to the next.
+// an indexapi.Client over the alive index members with fallback to the next.
+//
+// It is part of the index role's contract, the readers' view of the index
+// across a cluster: other roles may import it, and it imports only
+// indexapi and the project's httpx, store and runtime packages.
 package clusterindex
 
 import (
@@ -12,10 +16,9 @@ import (
 	"strings"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/runtime/cluster/placement"
-
-	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/cluster/placement"
 	"github.com/ronhq/ron/store"
 )
 
@@ -30,25 +33,25 @@ const storageRole = "storage"
 // A provider counts as alive when the member named by its Node is alive,
 // or else when an alive member serves storage at its Addr; a node the view
 // does not know is not alive.
-func Wrap(c index.Client, m cluster.Membership) index.Client {
+func Wrap(c indexapi.Client, m cluster.Membership) indexapi.Client {
 	if m == nil || c == nil {
 		return c
 	}
 	return &ordered{Client: c, m: m}
 }
 
-// ordered is the index.Client Wrap returns.
+// ordered is the indexapi.Client Wrap returns.
 type ordered struct {
-	index.Client
+	indexapi.Client
 	m cluster.Membership
 }
 
-// Providers implements index.Client: c's answer with alive providers
+// Providers implements indexapi.Client: c's answer with alive providers
 // first, then the placement fallback (WithPlacement), then the providers
 // whose node is not alive. An index "not found" (404) becomes the fallback
 // list when there is one: an object acknowledged a moment ago may not be
 // announced yet, and its copies sit on its placement targets.
-func (o *ordered) Providers(ctx context.Context, id store.ID, region string, limit int) (index.ProviderList, error) {
+func (o *ordered) Providers(ctx context.Context, id store.ID, region string, limit int) (indexapi.ProviderList, error) {
 	l, err := o.Client.Providers(ctx, id, region, limit)
 	if err != nil && httpx.AsError(err).Status != http.StatusNotFound {
 		return l, err
@@ -58,11 +61,11 @@ func (o *ordered) Providers(ctx context.Context, id store.ID, region string, lim
 	if len(ps) == 0 {
 		return l, err
 	}
-	return index.ProviderList{B3: id.String(), Providers: ps}, nil
+	return indexapi.ProviderList{B3: id.String(), Providers: ps}, nil
 }
 
-// Resolve implements index.Client: c's answer, alive providers first.
-func (o *ordered) Resolve(ctx context.Context, key string, noCache bool) (index.ResolveAnswer, error) {
+// Resolve implements indexapi.Client: c's answer, alive providers first.
+func (o *ordered) Resolve(ctx context.Context, key string, noCache bool) (indexapi.ResolveAnswer, error) {
 	a, err := o.Client.Resolve(ctx, key, noCache)
 	if err == nil {
 		a.Providers = AliveFirst(a.Providers, o.m.View())
@@ -73,7 +76,7 @@ func (o *ordered) Resolve(ctx context.Context, key string, noCache bool) (index.
 // AliveFirst returns ps with the providers whose node is not alive in v
 // moved to the end, keeping the order otherwise. ps is not modified; when
 // nothing moves it is returned as is.
-func AliveFirst(ps []index.ProviderInfo, v *cluster.View) []index.ProviderInfo {
+func AliveFirst(ps []indexapi.ProviderInfo, v *cluster.View) []indexapi.ProviderInfo {
 	alive := make([]bool, len(ps))
 	sawDead, moves := false, false
 	for i, p := range ps {
@@ -84,7 +87,7 @@ func AliveFirst(ps []index.ProviderInfo, v *cluster.View) []index.ProviderInfo {
 	if !moves {
 		return ps
 	}
-	out := make([]index.ProviderInfo, 0, len(ps))
+	out := make([]indexapi.ProviderInfo, 0, len(ps))
 	for _, want := range []bool{true, false} {
 		for i, p := range ps {
 			if alive[i] == want {
@@ -105,7 +108,7 @@ const placementFallback = 5
 // placementFallback of them, other than v.Self (a reader's own storage was
 // asked first). Storage nodes never proxy, so asking a member that lacks
 // the object costs one 404; readers verify whatever they receive.
-func WithPlacement(ps []index.ProviderInfo, v *cluster.View, id store.ID) []index.ProviderInfo {
+func WithPlacement(ps []indexapi.ProviderInfo, v *cluster.View, id store.ID) []indexapi.ProviderInfo {
 	listed := make(map[string]bool, len(ps))
 	split := len(ps)
 	for i, p := range ps {
@@ -115,13 +118,13 @@ func WithPlacement(ps []index.ProviderInfo, v *cluster.View, id store.ID) []inde
 			split = i
 		}
 	}
-	var extra []index.ProviderInfo
+	var extra []indexapi.ProviderInfo
 	for _, m := range placement.Ranked(placement.Writable(v), id) {
 		u := m.URL(storageRole)
 		if len(extra) == placementFallback || m.ID == v.Self || u == "" || listed[m.ID] || listed[u] {
 			continue
 		}
-		extra = append(extra, index.ProviderInfo{Node: m.ID, Addr: u, Region: m.Zone})
+		extra = append(extra, indexapi.ProviderInfo{Node: m.ID, Addr: u, Region: m.Zone})
 	}
 	if len(extra) == 0 {
 		return ps
@@ -130,7 +133,7 @@ func WithPlacement(ps []index.ProviderInfo, v *cluster.View, id store.ID) []inde
 }
 
 // providerAlive reports whether p's node is alive in v (see Wrap).
-func providerAlive(p index.ProviderInfo, v *cluster.View) bool {
+func providerAlive(p indexapi.ProviderInfo, v *cluster.View) bool {
 	if m, ok := v.Member(p.Node); ok && m.Alive() {
 		return true
 	}

@@ -1,9 +1,40 @@
-package indexdb
+package indexapi
 
 import (
 	"strconv"
 	"strings"
 )
+
+// NameRecord is a live name record on the wire (docs/index.md §3).
+type NameRecord struct {
+	Name      string `json:"name"`
+	B3        string `json:"b3"`
+	Version   uint64 `json:"version"`
+	UpdatedAt string `json:"updated_at"`
+}
+
+// NameDeletion answers DELETE /names/{name}.
+type NameDeletion struct {
+	Name      string `json:"name"`
+	Version   uint64 `json:"version"`
+	Deleted   bool   `json:"deleted"`
+	UpdatedAt string `json:"updated_at"`
+}
+
+// NameVersion is one entry of GET /names/{name}/versions; B3 is null on
+// tombstones.
+type NameVersion struct {
+	Version   uint64  `json:"version"`
+	B3        *string `json:"b3"`
+	Deleted   bool    `json:"deleted"`
+	UpdatedAt string  `json:"updated_at"`
+}
+
+// NameHistory answers GET /names/{name}/versions.
+type NameHistory struct {
+	Name     string        `json:"name"`
+	Versions []NameVersion `json:"versions"`
+}
 
 // Name syntax limits (docs/index.md §3).
 const (
@@ -18,14 +49,14 @@ const (
 // wrapping ErrInvalid.
 func ParseName(s string) (string, error) {
 	if s == "" {
-		return "", invalidf("empty name")
+		return "", Invalidf("empty name")
 	}
 	if len(s) > MaxNameLen {
-		return "", invalidf("name longer than %d bytes", MaxNameLen)
+		return "", Invalidf("name longer than %d bytes", MaxNameLen)
 	}
 	for i, label := range strings.Split(s, ".") {
 		if err := checkLabel(label); err != nil {
-			return "", invalidf("name label %d: %s", i, err)
+			return "", Invalidf("name label %d: %s", i, err)
 		}
 	}
 	return s, nil
@@ -61,7 +92,7 @@ func checkLabel(l string) error {
 func ParseNameVersion(s string) (string, uint64, error) {
 	name, ver, ok := strings.Cut(s, "@")
 	if !ok {
-		return "", 0, invalidf("missing @version")
+		return "", 0, Invalidf("missing @version")
 	}
 	if _, err := ParseName(name); err != nil {
 		return "", 0, err
@@ -77,16 +108,25 @@ func ParseNameVersion(s string) (string, uint64, error) {
 // leading zero, ≥ 1. Errors wrap ErrInvalid.
 func ParseVersion(s string) (uint64, error) {
 	if s == "" || s[0] == '0' || len(s) > 20 {
-		return 0, invalidf("bad version %q", s)
+		return 0, Invalidf("bad version %q", s)
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
-			return 0, invalidf("bad version %q", s)
+			return 0, Invalidf("bad version %q", s)
 		}
 	}
 	v, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return 0, invalidf("bad version %q", s)
+		return 0, Invalidf("bad version %q", s)
 	}
 	return v, nil
+}
+
+// CheckName validates a name: nil, or the 400 bad_request envelope of its
+// syntax error (ParseName).
+func CheckName(name string) error {
+	if _, err := ParseName(name); err != nil {
+		return InvalidInput(err)
+	}
+	return nil
 }

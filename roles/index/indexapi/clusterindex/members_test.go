@@ -16,7 +16,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/httpx/inproc"
-	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/store"
 )
@@ -28,7 +28,7 @@ type fakeNet struct {
 	status map[string]int // host → status every call answers (0: 200)
 	down   map[string]bool
 	calls  []string // "host METHOD path", in order
-	list   []index.ProviderInfo
+	list   []indexapi.ProviderInfo
 }
 
 func newFakeNet() *fakeNet { return &fakeNet{status: map[string]int{}, down: map[string]bool{}} }
@@ -49,9 +49,9 @@ func (n *fakeNet) RoundTrip(req *http.Request) (*http.Response, error) {
 		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case strings.HasPrefix(r.URL.Path, "/providers/"):
-			_ = json.NewEncoder(w).Encode(index.ProviderList{B3: strings.TrimPrefix(r.URL.Path, "/providers/"), Providers: n.list})
+			_ = json.NewEncoder(w).Encode(indexapi.ProviderList{B3: strings.TrimPrefix(r.URL.Path, "/providers/"), Providers: n.list})
 		default:
-			_ = json.NewEncoder(w).Encode(index.NameRecord{Name: strings.TrimPrefix(r.URL.Path, "/names/"), Version: 1})
+			_ = json.NewEncoder(w).Encode(indexapi.NameRecord{Name: strings.TrimPrefix(r.URL.Path, "/names/"), Version: 1})
 		}
 	})).RoundTrip(req)
 }
@@ -85,33 +85,33 @@ func TestMembersFallBack(t *testing.T) {
 	name := "blog.example"
 	cases := []struct {
 		name  string
-		call  func(c index.Client) error
+		call  func(c indexapi.Client) error
 		key   []byte
 		first func(n *fakeNet, host string) // makes the first-ranked member fail
 		asked int                           // members asked
 		code  int                           // final status (0: success)
 	}{
-		{"providers after 503", func(c index.Client) error { _, err := c.Providers(t.Context(), id, "", 0); return err },
+		{"providers after 503", func(c indexapi.Client) error { _, err := c.Providers(t.Context(), id, "", 0); return err },
 			id[:], func(n *fakeNet, h string) { n.status[h] = 503 }, 2, 0},
-		{"providers after unreachable", func(c index.Client) error { _, err := c.Providers(t.Context(), id, "", 0); return err },
+		{"providers after unreachable", func(c indexapi.Client) error { _, err := c.Providers(t.Context(), id, "", 0); return err },
 			id[:], func(n *fakeNet, h string) { n.down[h] = true }, 2, 0},
 		// A 404 is not asked again; the placement fallback (alive s1) answers.
-		{"providers 404 is final", func(c index.Client) error { _, err := c.Providers(t.Context(), id, "", 0); return err },
+		{"providers 404 is final", func(c indexapi.Client) error { _, err := c.Providers(t.Context(), id, "", 0); return err },
 			id[:], func(n *fakeNet, h string) { n.status[h] = 404 }, 1, 0},
-		{"get name after 429", func(c index.Client) error { _, err := c.GetName(t.Context(), name); return err },
+		{"get name after 429", func(c indexapi.Client) error { _, err := c.GetName(t.Context(), name); return err },
 			ResolveKey(name), func(n *fakeNet, h string) { n.status[h] = 429 }, 2, 0},
-		{"resolve name@version", func(c index.Client) error { _, err := c.Resolve(t.Context(), name+"@3", false); return err },
+		{"resolve name@version", func(c indexapi.Client) error { _, err := c.Resolve(t.Context(), name+"@3", false); return err },
 			ResolveKey(name), func(n *fakeNet, h string) { n.status[h] = 502 }, 2, 0},
-		{"set name 503 is not resent", func(c index.Client) error {
-			_, err := c.SetName(t.Context(), name, id, index.Cond{})
+		{"set name 503 is not resent", func(c indexapi.Client) error {
+			_, err := c.SetName(t.Context(), name, id, indexapi.Cond{})
 			return err
 		}, ResolveKey(name), func(n *fakeNet, h string) { n.status[h] = 503 }, 1, 503},
-		{"set name unreachable goes on", func(c index.Client) error {
-			_, err := c.SetName(t.Context(), name, id, index.Cond{})
+		{"set name unreachable goes on", func(c indexapi.Client) error {
+			_, err := c.SetName(t.Context(), name, id, indexapi.Cond{})
 			return err
 		}, ResolveKey(name), func(n *fakeNet, h string) { n.down[h] = true }, 2, 0},
-		{"delete name 500 is not resent", func(c index.Client) error {
-			_, err := c.DeleteName(t.Context(), name, index.Cond{})
+		{"delete name 500 is not resent", func(c indexapi.Client) error {
+			_, err := c.DeleteName(t.Context(), name, indexapi.Cond{})
 			return err
 		}, ResolveKey(name), func(n *fakeNet, h string) { n.status[h] = 500 }, 1, 500},
 	}
@@ -141,7 +141,7 @@ func httpStatus(err error) int {
 
 func TestMembersOrderProvidersAndNoMember(t *testing.T) {
 	n := newFakeNet()
-	n.list = []index.ProviderInfo{prov("s2"), prov("s1")}
+	n.list = []indexapi.ProviderInfo{prov("s2"), prov("s1")}
 	n.list[0].Addr, n.list[1].Addr = "http://s2:1", "http://s1:1"
 	st := cluster.NewStatic(indexView())
 	m := newTestMembers(st, n)

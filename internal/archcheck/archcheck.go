@@ -1,0 +1,109 @@
+// Package archcheck states the import rules of docs/architecture.md §2 as
+// data and checks a package graph against them; its test runs the check over
+// the repository (`go list`), so a change that breaks a rule fails CI naming
+// the import.
+package archcheck
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Module is the import path of the repository's module.
+const Module = "github.com/ronhq/ron"
+
+// Roles are the five role folders under roles/.
+var Roles = []string{"storage", "index", "registry", "gateway", "edge"}
+
+// Package is one package of the graph: its path relative to the module
+// ("roles/gateway") and the module-relative paths of its non-test imports.
+type Package struct {
+	Path    string
+	Imports []string
+}
+
+// Violation is one import that breaks a rule.
+type Violation struct {
+	From, To string
+	Rule     string
+}
+
+func (v Violation) String() string { return fmt.Sprintf("%s imports %s: %s", v.From, v.To, v.Rule) }
+
+// Check returns every import of pkgs that breaks a rule:
+//   - a role's package imports another role only through that role's
+//     contract, roles/<r>/<r>api and its sub-packages;
+//   - a contract package imports only httpx, store, runtime, internal
+//     helpers and contracts (its own sub-packages included);
+//   - the shared layers (httpx, store, runtime) import no role and no
+//     composition-root package.
+func Check(pkgs []Package) []Violation {
+	var out []Violation
+	for _, p := range pkgs {
+		for _, imp := range p.Imports {
+			if rule := broken(p.Path, imp); rule != "" {
+				out = append(out, Violation{From: p.Path, To: imp, Rule: rule})
+			}
+		}
+	}
+	return out
+}
+
+// broken names the rule the import from → to breaks, or "".
+func broken(from, to string) string {
+	fromRole, toRole := roleOf(from), roleOf(to)
+	switch {
+	case isShared(from) && (toRole != "" || isRoot(to)):
+		return "the shared layers (httpx, store, runtime) never import a role or the composition root"
+	case IsContract(from) && !(isShared(to) || IsContract(to) || isHelper(to)):
+		return "a contract imports only httpx, store, runtime, internal helpers and other contracts"
+	case fromRole != "" && toRole != "" && fromRole != toRole && !IsContract(to):
+		return "a role reaches another role only through its contract roles/" + toRole + "/" + toRole + "api"
+	}
+	return ""
+}
+
+// roleOf returns the role whose folder holds path, or "".
+func roleOf(path string) string {
+	parts := strings.Split(path, "/")
+	if len(parts) >= 2 && parts[0] == "roles" && slices.Contains(Roles, parts[1]) {
+		return parts[1]
+	}
+	return ""
+}
+
+// IsContract reports whether path is a role's contract package or one of
+// its sub-packages: roles/<r>/<r>api[/...].
+func IsContract(path string) bool {
+	r := roleOf(path)
+	if r == "" {
+		return false
+	}
+	c := "roles/" + r + "/" + r + "api"
+	return path == c || strings.HasPrefix(path, c+"/")
+}
+
+func isShared(path string) bool {
+	for _, l := range []string{"httpx", "store", "runtime"} {
+		if path == l || strings.HasPrefix(path, l+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// isHelper reports the small internal helpers any layer may use
+// (internal/iox, internal/jsontok, …): not the composition root.
+func isHelper(path string) bool { return strings.HasPrefix(path, "internal/") && !isRoot(path) }
+
+// isRoot reports the composition root and the command line: the package
+// roles itself, internal/node and internal/cli.
+func isRoot(path string) bool {
+	for _, r := range []string{"roles", "internal/node", "internal/cli"} {
+		if path == r || strings.HasPrefix(path, r+"/") && r != "roles" {
+			return true
+		}
+	}
+	return false
+}
