@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/ronhq/ron/roles"
-	"github.com/ronhq/ron/roles/cli"
+	"github.com/ronhq/ron/internal/cli"
+	"github.com/ronhq/ron/internal/cli/root"
 )
 
 func main() {
-	err := roles.NewRootCommand(os.Exit).Execute()
+	err := root.NewCommand(os.Exit).Execute()
 	if err == nil {
 		return
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/cli"
+	"github.com/ronhq/ron/internal/cli"
 	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )

@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ronhq/ron/httpx/client"
-	"github.com/ronhq/ron/roles/cli"
+	"github.com/ronhq/ron/internal/cli"
 	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/manifest"

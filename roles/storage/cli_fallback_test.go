@@ -22,7 +22,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ronhq/ron/roles/cli"
+	"github.com/ronhq/ron/internal/cli"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/storetest"
 	"github.com/ronhq/ron/store/verified/vfetch/vfetchtest"

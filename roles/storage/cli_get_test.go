@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ronhq/ron/roles/cli"
+	"github.com/ronhq/ron/internal/cli"
 	"github.com/ronhq/ron/store/verified/vfetch/vfetchtest"
 )
 

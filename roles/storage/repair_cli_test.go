@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ronhq/ron/roles/cli"
+	"github.com/ronhq/ron/internal/cli"
 	"github.com/ronhq/ron/roles/storage/repair"
 )
 

@@ -11,8 +11,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/ronhq/ron/internal/cli"
 	"github.com/ronhq/ron/internal/fixtures"
-	"github.com/ronhq/ron/roles/cli"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
