@@ -11,8 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/httpx/auth"
-	"github.com/ronhq/ron/roles/registry"
-	"github.com/ronhq/ron/roles/registry/httpapi"
+	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
 )
@@ -102,11 +101,11 @@ func (cn *clusterNode) run(n *Node, onFail func(error)) {
 		}
 	})
 	if cn.admission != nil {
-		if rg, ok := n.roles["registry"].(*registry.Role); ok {
+		if rg, ok := n.roles[registryapi.RoleName].(registryapi.Local); ok {
 			actx, cancel := context.WithCancel(ctx)
 			cn.stopAdmission = cancel
 			cn.wg.Go(func() { // cluster-admission: follows the co-located registry
-				cn.admission.run(actx, httpapi.NewLocalClient(rg.API()), n.bus)
+				cn.admission.run(actx, rg.LocalClient(), n.bus)
 			})
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/roles/storage"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/store"
 )
 
@@ -40,7 +41,7 @@ func (a *adminPlane) clusterStorage() *storage.Role {
 	if a.node.cluster == nil {
 		return nil
 	}
-	st, _ := a.node.roles["storage"].(*storage.Role)
+	st, _ := a.node.roles[storageapi.RoleName].(*storage.Role)
 	return st
 }
 

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/runtime/cluster"
 )
 
@@ -24,12 +25,12 @@ func (c *Config) validateCluster() error {
 		return nil
 	}
 	for _, e := range enabledEntries(c) {
-		if roleAdvertise(c, e.Name) == "" && unspecifiedHost(e.Listen(c)) {
+		if e.Advertise(c) == "" && unspecifiedHost(e.Listen(c)) {
 			return fmt.Errorf("%s.advertise_url: needed in cluster mode when %s.listen %q has no specific host",
 				e.Name, e.Name, e.Listen(c))
 		}
 	}
-	if c.Cluster.RegistryAdmission && !c.Enabled("registry") {
+	if c.Cluster.RegistryAdmission && !c.Enabled(registryapi.RoleName) {
 		return fmt.Errorf("cluster.registry_admission: needs the registry role in this process (admission reads the co-located registry's HEAD)")
 	}
 	id := c.Cluster.NodeID
@@ -42,28 +43,11 @@ func (c *Config) validateCluster() error {
 	return nil
 }
 
-// roleAdvertise is a role's configured advertise_url ("" when unset).
-func roleAdvertise(c *Config, role string) string {
-	switch role {
-	case "storage":
-		return c.Storage.AdvertiseURL
-	case "index":
-		return c.Index.AdvertiseURL
-	case "registry":
-		return c.Registry.AdvertiseURL
-	case "gateway":
-		return c.Gateway.AdvertiseURL
-	case "edge":
-		return c.Edge.AdvertiseURL
-	}
-	return ""
-}
-
 // roleURL is the base URL a role is reached at (no trailing slash): its
 // advertise_url, else http://<bound> when bound is known (a listener on
 // port 0), else http://<listen>.
 func roleURL(c *Config, e Entry, bound string) string {
-	if u := roleAdvertise(c, e.Name); u != "" {
+	if u := e.Advertise(c); u != "" {
 		return strings.TrimRight(u, "/")
 	}
 	if bound != "" {

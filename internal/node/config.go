@@ -1,4 +1,4 @@
-// Package roles is ron's composition root: the role table, the root Config,
+// Package node is ron's composition root: the role table, the root Config,
 // the admin plane and the process-level commands (serve, status, roles,
 // config, version, token) that main.go mounts.
 package node
@@ -11,10 +11,14 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/roles/edge"
+	"github.com/ronhq/ron/roles/edge/edgeapi"
 	"github.com/ronhq/ron/roles/gateway"
+	"github.com/ronhq/ron/roles/gateway/gatewayapi"
 	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/registry"
 	"github.com/ronhq/ron/roles/storage"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/config"
 )
@@ -87,6 +91,9 @@ func (c *Config) Validate() error {
 	if err := validateRoles(c.Roles); err != nil {
 		return err
 	}
+	if _, err := roleGraph(c); err != nil {
+		return fmt.Errorf("roles: %w", err)
+	}
 	if _, err := parseLevel(c.Log.Level); err != nil {
 		return err
 	}
@@ -110,7 +117,7 @@ func (c *Config) Validate() error {
 	if err := c.Storage.Validate(); err != nil {
 		return err
 	}
-	if c.Enabled("edge") {
+	if c.Enabled(edgeapi.RoleName) {
 		if err := c.Edge.Validate(); err != nil {
 			return err
 		}
@@ -118,7 +125,7 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
-	if c.Enabled("gateway") {
+	if c.Enabled(gatewayapi.RoleName) {
 		if err := c.Gateway.Validate(); err != nil {
 			return err
 		}
@@ -143,11 +150,11 @@ func (c *Config) Validate() error {
 // itself among) must not listen on an unspecified host without an
 // advertise_url.
 func (c *Config) validateAdvertise() error {
-	announces := c.Enabled("index") || len(c.Storage.IndexURLs) > 0
-	if c.Enabled("storage") && announces && c.Storage.AdvertiseURL == "" && unspecifiedHost(c.Storage.Listen) {
+	announces := c.Enabled(indexapi.RoleName) || len(c.Storage.IndexURLs) > 0
+	if c.Enabled(storageapi.RoleName) && announces && c.Storage.AdvertiseURL == "" && unspecifiedHost(c.Storage.Listen) {
 		return fmt.Errorf("storage.advertise_url: needed to announce when storage.listen %q has no specific host", c.Storage.Listen)
 	}
-	if c.Enabled("index") && len(c.Index.Peers) > 0 && c.Index.AdvertiseURL == "" && unspecifiedHost(c.Index.Listen) {
+	if c.Enabled(indexapi.RoleName) && len(c.Index.Peers) > 0 && c.Index.AdvertiseURL == "" && unspecifiedHost(c.Index.Listen) {
 		return fmt.Errorf("index.advertise_url: needed with index.peers when index.listen %q has no specific host", c.Index.Listen)
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/module"
 	"github.com/ronhq/ron/runtime/sdnotify"
 )
 
@@ -130,22 +131,39 @@ func (n *Node) buildCluster(cfg *Config) error {
 	return nil
 }
 
+// buildRoles builds the enabled roles in the order of their module graph,
+// each from the node's shared environment and its own config section.
 func (n *Node) buildRoles(cfg *Config) error {
-	deps := &Deps{Config: cfg, Log: n.log, Metrics: n.metrics, Bus: n.bus, Keys: n.keys, Version: n.version,
-		Ops: func(e *echo.Echo) { mountOps(e, n) }, Roles: n.roles, Cluster: n.cluster.membership(),
-		NodeID: n.nodeID, current: n.cfg.Load}
-	if n.cluster != nil {
-		deps.NodeToken = nodeTokenSource(cfg, n.keys)
+	env := n.moduleEnv(cfg)
+	g, err := roleGraph(cfg)
+	if err != nil {
+		return err
 	}
+	n.log.Debug().Strs("graph", strings.Split(strings.TrimRight(g.String(), "\n"), "\n")).Msg("module graph")
 	for _, e := range enabledEntries(cfg) {
-		r, err := e.New(deps)
+		r, err := e.New(env, cfg)
 		if err != nil {
 			return fmt.Errorf("%s: %w", e.Name, err)
 		}
+		env.Add(e.Name, r)
 		n.roles[e.Name] = r
 		n.manager.Add(r, e.Listen(cfg))
 	}
 	return nil
+}
+
+// moduleEnv is the environment the node's modules are built from.
+func (n *Node) moduleEnv(cfg *Config) *module.Env {
+	env := &module.Env{Log: n.log, Metrics: n.metrics, Bus: n.bus, Keys: n.keys, Version: n.version,
+		DataDir: cfg.DataDir, Amnesia: cfg.Amnesia, Ops: func(e *echo.Echo) { mountOps(e, n) },
+		Node: module.Identity{ID: n.nodeID, Zone: cfg.Cluster.Zone,
+			ResolveID: func() (string, error) { return resolveNodeID(cfg) }},
+		Cluster: n.cluster.membership(), ClusterConfig: cfg.Cluster,
+		LiveCluster: func() cluster.Config { return n.cfg.Load().Cluster }}
+	if n.cluster != nil {
+		env.Node.Token = nodeTokenSource(cfg, n.keys)
+	}
+	return env
 }
 
 // Run starts the admin plane, the cluster membership (cluster mode) and the
@@ -281,7 +299,7 @@ func (n *Node) applyRoles(next *Config) error {
 	cur := n.cfg.Load()
 	for _, e := range enabledEntries(cur) {
 		if c, ok := n.roles[e.Name].(runtime.ApplyChecker); ok {
-			if err := c.CheckApply(roleConfig(next, e.Name)); err != nil {
+			if err := c.CheckApply(e.Section(next)); err != nil {
 				return fmt.Errorf("%s: %w", e.Name, err)
 			}
 		}
@@ -294,28 +312,11 @@ func (n *Node) applyRoles(next *Config) error {
 		if !ok {
 			continue
 		}
-		if err := a.Apply(roleConfig(next, e.Name)); err != nil {
+		if err := a.Apply(e.Section(next)); err != nil {
 			return fmt.Errorf("%s: %w", e.Name, err)
 		}
 	}
 	n.admin.server.SetLimits(next.Admin.Ingress.Limits())
-	return nil
-}
-
-// roleConfig is the section a role's Apply receives.
-func roleConfig(c *Config, role string) any {
-	switch role {
-	case "storage":
-		return c.Storage
-	case "index":
-		return c.Index
-	case "registry":
-		return c.Registry
-	case "gateway":
-		return c.Gateway
-	case "edge":
-		return c.Edge
-	}
 	return nil
 }
 

@@ -1,74 +1,47 @@
 package node
 
 import (
-	"context"
-
-	"github.com/labstack/echo/v4"
-	"github.com/rs/zerolog"
-
-	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/edge"
+	"github.com/ronhq/ron/roles/gateway"
+	"github.com/ronhq/ron/roles/index"
+	"github.com/ronhq/ron/roles/registry"
+	"github.com/ronhq/ron/roles/storage"
 	"github.com/ronhq/ron/runtime"
-	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/module"
 )
 
-// Deps is what the composition root hands every role constructor. Nothing in
-// it is global: tests build several of these in one process.
-type Deps struct {
-	Config  *Config
-	Log     zerolog.Logger
-	Metrics *runtime.Metrics
-	Bus     *runtime.Bus
-	Keys    *auth.Keyring
-	Version string
-	Ops     func(e *echo.Echo) // mounts /healthz /readyz /metrics /version
-	// Roles holds the roles built so far, in table order: a role may use one
-	// that starts before it in the same process (storage announces to the
-	// local index).
-	Roles map[string]runtime.Role
-	// Cluster is the membership in cluster mode; nil (a nil interface) when
-	// cluster mode is off.
-	Cluster cluster.Membership
-	// NodeID is this node's id in cluster mode (cluster.node_id, else the
-	// stored or generated ULID); "" when cluster mode is off.
-	NodeID string
-	// NodeToken yields the bearer of node-to-node calls (one scope caveat
-	// of cluster.NodeScopes); nil when cluster mode is off.
-	NodeToken func(ctx context.Context) (string, error)
-
-	// current returns the live config snapshot (reloads included); nil in
-	// Deps built outside a Node, where Config is all there is.
-	current func() *Config
-}
-
-// live returns the current config: the node's snapshot, else Config.
-func (d *Deps) live() *Config {
-	if d.current != nil {
-		return d.current()
-	}
-	return d.Config
-}
-
-// Entry is one row of the static role table.
+// Entry is one row of the role table: a role's module bound to its section
+// of the root Config.
 type Entry struct {
-	Name    string
-	Listen  func(c *Config) string
-	New     func(d *Deps) (runtime.Role, error) // nil: the role's issue has not landed
-	Summary string
+	module.Descriptor
+	Listen    func(c *Config) string
+	Advertise func(c *Config) string // advertise_url, "" when unset
+	Section   func(c *Config) any    // the value the role's Apply receives
+	New       func(env *module.Env, c *Config) (runtime.Role, error)
 }
 
-// table lists all five roles in start order (docs/architecture.md §3): registry,
-// index, storage, edge, gateway. They stop in reverse.
+// role binds m to the section of the root Config that section returns.
+func role[C any](m module.Role[C], section func(c *Config) C) Entry {
+	return Entry{
+		Descriptor: m.Descriptor,
+		Listen:     func(c *Config) string { return m.Listen(section(c)) },
+		Advertise:  func(c *Config) string { return m.Advertise(section(c)) },
+		Section:    func(c *Config) any { return section(c) },
+		New:        func(env *module.Env, c *Config) (runtime.Role, error) { return m.New(env, section(c)) },
+	}
+}
+
+// table lists the five roles, one line each. They start in the order of
+// their module graph (docs/architecture.md §3: each after the roles it uses,
+// otherwise in this order: registry, index, storage, edge, gateway) and
+// stop in reverse. Adding a role is its package, its Config section and one
+// line here.
 var table = []Entry{
-	{Name: "registry", Summary: "append-only, quorum-signed log of control-plane descriptors",
-		Listen: func(c *Config) string { return c.Registry.Listen }, New: newRegistry},
-	{Name: "index", Summary: "names and b3 addresses → manifests → providers",
-		Listen: func(c *Config) string { return c.Index.Listen }, New: newIndex},
-	{Name: "storage", Summary: "BLAKE3 content-addressed object store",
-		Listen: func(c *Config) string { return c.Storage.Listen }, New: newStorage},
-	{Name: "edge", Summary: "tile packs and immutable assets with range/cache semantics",
-		Listen: func(c *Config) string { return c.Edge.Listen }, New: newEdge},
-	{Name: "gateway", Summary: "admission-controlled public front door",
-		Listen: func(c *Config) string { return c.Gateway.Listen }, New: newGateway},
+	role(registry.Module, func(c *Config) registry.Config { return c.Registry }),
+	role(index.Module, func(c *Config) index.Config { return c.Index }),
+	role(storage.Module, func(c *Config) storage.Config { return c.Storage }),
+	role(edge.Module, func(c *Config) edge.Config { return c.Edge }),
+	role(gateway.Module, func(c *Config) gateway.Config { return c.Gateway }),
 }
 
 func lookup(name string) (Entry, bool) {
@@ -100,13 +73,28 @@ func BuiltRoleNames() []string {
 	return out
 }
 
-// enabledEntries returns the enabled roles' entries in table order.
-func enabledEntries(c *Config) []Entry {
-	var out []Entry
+// roleGraph is the module graph of c's enabled roles.
+func roleGraph(c *Config) (module.Graph, error) {
+	var mods []module.Descriptor
 	for _, e := range table {
 		if c.Enabled(e.Name) {
-			out = append(out, e)
+			mods = append(mods, e.Descriptor)
 		}
+	}
+	return module.Order(mods)
+}
+
+// enabledEntries returns the enabled roles' entries in start order, for a
+// config that validated (its graph orders).
+func enabledEntries(c *Config) []Entry {
+	g, err := roleGraph(c)
+	if err != nil {
+		panic("node: enabledEntries on a config that did not validate: " + err.Error())
+	}
+	out := make([]Entry, 0, len(g.Names()))
+	for _, name := range g.Names() {
+		e, _ := lookup(name)
+		out = append(out, e)
 	}
 	return out
 }
@@ -138,3 +126,7 @@ func Roles() []RoleInfo {
 	}
 	return out
 }
+
+// Graph is the module graph of c's enabled roles, in start order, as
+// `ron roles --graph` and the start-up log (level debug) print it.
+func Graph(c *Config) (module.Graph, error) { return roleGraph(c) }

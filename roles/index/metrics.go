@@ -16,7 +16,7 @@ import (
 )
 
 // roleName is the role's name and the role label of its metrics.
-const roleName = "index"
+const roleName = indexapi.RoleName
 
 // Kinds of ron_index_writes_total (docs/index.md §13).
 const (

@@ -3,11 +3,12 @@ package registry
 import (
 	"github.com/VictoriaMetrics/metrics"
 
+	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/runtime"
 )
 
 // roleName is the role's name and the role label of its metrics.
-const roleName = "registry"
+const roleName = registryapi.RoleName
 
 // Checks of ron_audit_chain_verify_failures_total{check} (docs/registry.md §8).
 const (

@@ -315,3 +315,7 @@ func (r *Role) Handler() http.Handler {
 	}
 	return r.server.Echo()
 }
+
+// LocalClient is the in-process client of the running registry
+// (registryapi.Local); call it after Start.
+func (r *Role) LocalClient() registryapi.Client { return httpapi.NewLocalClient(r.API()) }

@@ -8,46 +8,9 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/runtime"
-	"github.com/ronhq/ron/store"
 )
-
-// Record is one provider record sent to the index: "node holds id", with
-// the object's stored Content-Type. A PUT announces with provider_ttl, a
-// re-provide pass with the TTL of docs/storage.md §5, DELETE and quarantine
-// with TTL 0, which withdraws the record.
-type Record struct {
-	ID   store.ID
-	Type string
-	TTL  time.Duration
-}
-
-// Sink receives batches of provider records. The composition root plugs in
-// roles/storage/indexsink (the local index role, else storage.index_urls);
-// with no index there is no sink and announcing is off (status says why).
-// A Sink must be safe for concurrent use: the announce and reprovide
-// workers both send through it.
-type Sink interface {
-	// Announce delivers one batch within ctx's deadline. Errors are retried
-	// unless they are an *httpx.Error with a 4xx status other than 429.
-	Announce(ctx context.Context, batch []Record) error
-}
-
-// Retargeter is implemented by sinks that follow hot reloads of
-// storage.index_urls and storage.index_token. The role calls CheckRetarget
-// from CheckApply, Retarget from Start and Apply, and Target for status.
-type Retargeter interface {
-	Sink
-	// Target describes where records go, e.g. "local index" or
-	// "index_urls (2)".
-	Target() string
-	// CheckRetarget reports whether Retarget(urls, …) would succeed,
-	// changing nothing.
-	CheckRetarget(urls []string) error
-	// Retarget sends later batches to urls, authenticated with token ("" =
-	// the sink's own token source). On error nothing changes.
-	Retarget(urls []string, token string) error
-}
 
 // Announce tuning (docs/storage.md §5).
 const (
@@ -60,18 +23,18 @@ const (
 // announcer owns the announce queue and the one worker that drains it into
 // the sink in batches.
 type announcer struct {
-	sink    Sink
-	queue   *runtime.Queue[Record]
+	sink    announcing.Sink
+	queue   *runtime.Queue[announcing.Record]
 	metrics roleMetrics
 	backoff runtime.Backoff
 }
 
-func newAnnouncer(sink Sink, m *runtime.Metrics, capacity int) *announcer {
+func newAnnouncer(sink announcing.Sink, m *runtime.Metrics, capacity int) *announcer {
 	a := &announcer{sink: sink, metrics: roleMetrics{m}, backoff: runtime.Backoff{
 		Base: 75 * time.Millisecond, Max: 2 * time.Second, Factor: 2, Jitter: 1.0 / 3}}
 	if sink != nil {
 		a.queue = runtime.NewQueue(m, roleName, "announce", capacity, runtime.DropOldest,
-			runtime.OnDrop(func(Record) { a.metrics.announce("dropped", 1) }))
+			runtime.OnDrop(func(announcing.Record) { a.metrics.announce("dropped", 1) }))
 	}
 	return a
 }
@@ -87,7 +50,7 @@ func (a *announcer) status(off string) string {
 		}
 		return "off: " + off
 	}
-	if rt, ok := a.sink.(Retargeter); ok {
+	if rt, ok := a.sink.(announcing.Retargeter); ok {
 		return "on: " + rt.Target()
 	}
 	return "on"
@@ -103,7 +66,7 @@ func (a *announcer) checkRetarget(old, n Config) error {
 		}
 		return nil
 	}
-	if rt, ok := a.sink.(Retargeter); ok {
+	if rt, ok := a.sink.(announcing.Retargeter); ok {
 		if err := rt.CheckRetarget(n.IndexURLs); err != nil {
 			return fmt.Errorf("storage.index_urls: %w", err)
 		}
@@ -113,7 +76,7 @@ func (a *announcer) checkRetarget(old, n Config) error {
 
 // retarget points a Retargeter sink at cfg's index_urls and index_token.
 func (a *announcer) retarget(cfg Config) error {
-	if rt, ok := a.sink.(Retargeter); ok {
+	if rt, ok := a.sink.(announcing.Retargeter); ok {
 		if err := rt.Retarget(cfg.IndexURLs, cfg.IndexToken); err != nil {
 			return fmt.Errorf("storage.index_urls: %w", err)
 		}
@@ -123,7 +86,7 @@ func (a *announcer) retarget(cfg Config) error {
 
 // enqueue queues a record; with no sink it does nothing. A full queue drops
 // its oldest record (counted as announces_total{result="dropped"}).
-func (a *announcer) enqueue(r Record) {
+func (a *announcer) enqueue(r announcing.Record) {
 	if a.queue == nil {
 		return
 	}
@@ -149,8 +112,8 @@ func (a *announcer) run(ctx context.Context) error {
 	}
 }
 
-func (a *announcer) gather(ctx context.Context, first Record) []Record {
-	batch := []Record{first}
+func (a *announcer) gather(ctx context.Context, first announcing.Record) []announcing.Record {
+	batch := []announcing.Record{first}
 	gctx, cancel := context.WithTimeout(ctx, announceGather)
 	defer cancel()
 	for len(batch) < announceBatch {
@@ -164,7 +127,7 @@ func (a *announcer) gather(ctx context.Context, first Record) []Record {
 }
 
 // send delivers one batch with up to announceRetries retries.
-func (a *announcer) send(ctx context.Context, batch []Record) {
+func (a *announcer) send(ctx context.Context, batch []announcing.Record) {
 	for attempt := 0; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, announceDeadline)
 		err := a.sink.Announce(actx, batch)
@@ -202,7 +165,7 @@ func (a *announcer) flush(ctx context.Context) {
 		return
 	}
 	for ctx.Err() == nil {
-		var batch []Record
+		var batch []announcing.Record
 		for len(batch) < announceBatch {
 			r, ok := a.queue.TryPop()
 			if !ok {
@@ -217,7 +180,7 @@ func (a *announcer) flush(ctx context.Context) {
 	}
 }
 
-func (a *announcer) countSent(batch []Record) {
+func (a *announcer) countSent(batch []announcing.Record) {
 	for _, r := range batch {
 		if r.TTL == 0 {
 			a.metrics.announce("withdrawn", 1)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/fs"
 )
@@ -61,15 +62,15 @@ func (s *retargetSink) state() ([]string, string, int) {
 func TestAnnounceStatus(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		sink func() Sink
+		sink func() announcing.Sink
 		off  string
 		want string
 	}{
-		{"plain sink", func() Sink { return newFakeSink() }, "", "on"},
-		{"local index", func() Sink { return &retargetSink{fakeSink: newFakeSink(), isLocal: true} }, "", "on: local index"},
-		{"index urls", func() Sink { return &retargetSink{fakeSink: newFakeSink()} }, "", "on: index_urls (2)"},
-		{"off with reason", func() Sink { return nil }, "no index role", "off: no index role"},
-		{"off without reason", func() Sink { return nil }, "", "off: no index configured"},
+		{"plain sink", func() announcing.Sink { return newFakeSink() }, "", "on"},
+		{"local index", func() announcing.Sink { return &retargetSink{fakeSink: newFakeSink(), isLocal: true} }, "", "on: local index"},
+		{"index urls", func() announcing.Sink { return &retargetSink{fakeSink: newFakeSink()} }, "", "on: index_urls (2)"},
+		{"off with reason", func() announcing.Sink { return nil }, "no index role", "off: no index role"},
+		{"off without reason", func() announcing.Sink { return nil }, "", "off: no index configured"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := startRoleOpts(t, func(c *Config) { c.IndexURLs = []string{"http://a:5304", "http://b:5304"} },
@@ -114,8 +115,8 @@ func TestApplyRetargets(t *testing.T) {
 		t.Fatalf("refused reload applied: %v", got.IndexURLs)
 	}
 	id := tr.put([]byte("hello world"), "text/plain")
-	recs := sink.wait(t, func(r []Record) bool { return len(r) > 0 })
-	if recs[0] != (Record{ID: mustID(t, id), Type: "text/plain", TTL: 2 * time.Minute}) {
+	recs := sink.wait(t, func(r []announcing.Record) bool { return len(r) > 0 })
+	if recs[0] != (announcing.Record{ID: mustID(t, id), Type: "text/plain", TTL: 2 * time.Minute}) {
 		t.Fatalf("PUT after provider_ttl reload announced %v", recs[0])
 	}
 }
@@ -157,10 +158,10 @@ func TestConfigValidateAnnounce(t *testing.T) {
 		{"http and https", func(c *Config) { c.IndexURLs = []string{"http://a:5304", "https://b/path/"} }, ""},
 		{"ipv6", func(c *Config) { c.IndexURLs = []string{"http://[::1]:5304"} }, ""},
 		{"ttl 1s", func(c *Config) { c.ProviderTTL = time.Second }, ""},
-		{"ttl 86400s", func(c *Config) { c.ProviderTTL = MaxProviderTTL }, ""},
+		{"ttl 86400s", func(c *Config) { c.ProviderTTL = announcing.MaxProviderTTL }, ""},
 		{"ttl zero", func(c *Config) { c.ProviderTTL = 0 }, "provider_ttl"},
 		{"ttl under 1s", func(c *Config) { c.ProviderTTL = 999 * time.Millisecond }, "provider_ttl"},
-		{"ttl over a day", func(c *Config) { c.ProviderTTL = MaxProviderTTL + time.Second }, "provider_ttl"},
+		{"ttl over a day", func(c *Config) { c.ProviderTTL = announcing.MaxProviderTTL + time.Second }, "provider_ttl"},
 		{"relative", func(c *Config) { c.IndexURLs = []string{"/providers"} }, "scheme"},
 		{"host only", func(c *Config) { c.IndexURLs = []string{"a:5304"} }, "scheme"},
 		{"ftp", func(c *Config) { c.IndexURLs = []string{"ftp://a"} }, "scheme"},
@@ -205,8 +206,8 @@ func TestRoleReprovidesAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := startRoleOpts(t, func(c *Config) { c.MinFreeBytes = 1 }, func(o *Options) { o.DataDir = dir })
-	want := Record{ID: info.ID, Type: "text/plain", TTL: 600 * time.Second}
-	tr.sink.wait(t, func(r []Record) bool { return slices.Contains(r, want) })
+	want := announcing.Record{ID: info.ID, Type: "text/plain", TTL: 600 * time.Second}
+	tr.sink.wait(t, func(r []announcing.Record) bool { return slices.Contains(r, want) })
 	if got := tr.metric(series("tasks_spawned_total", "kind", "reprovide")); got != 1 {
 		t.Fatalf("reprovide passes %v", got)
 	}

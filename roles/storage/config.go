@@ -5,11 +5,10 @@ package storage
 
 import (
 	"fmt"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/runtime/config"
 )
 
@@ -89,10 +88,6 @@ const (
 	MaxECShards          = 32
 )
 
-// MaxProviderTTL is the longest provider record TTL an index accepts
-// (docs/index.md §4: ttl_s ≤ provider_ttl_max = 86400).
-const MaxProviderTTL = 86400 * time.Second
-
 // Validate checks values that parse but make no sense.
 func (c Config) Validate() error {
 	switch {
@@ -132,37 +127,18 @@ func (c Config) validateRedundancy() error {
 
 // validateAnnounce checks provider_ttl and index_urls.
 func (c Config) validateAnnounce() error {
-	if c.ProviderTTL < time.Second || c.ProviderTTL > MaxProviderTTL {
-		return fmt.Errorf("storage.provider_ttl: %v is outside 1s–%v", c.ProviderTTL, MaxProviderTTL)
+	if c.ProviderTTL < time.Second || c.ProviderTTL > announcing.MaxProviderTTL {
+		return fmt.Errorf("storage.provider_ttl: %v is outside 1s–%v", c.ProviderTTL, announcing.MaxProviderTTL)
 	}
 	seen := make(map[string]bool, len(c.IndexURLs))
 	for _, u := range c.IndexURLs {
-		if err := CheckIndexURL(u); err != nil {
+		if err := announcing.CheckIndexURL(u); err != nil {
 			return fmt.Errorf("storage.index_urls: %w", err)
 		}
 		if seen[u] {
 			return fmt.Errorf("storage.index_urls: %q is listed twice", u)
 		}
 		seen[u] = true
-	}
-	return nil
-}
-
-// CheckIndexURL validates one storage.index_urls entry: an absolute http or
-// https URL with a host and no userinfo, query or fragment.
-func CheckIndexURL(raw string) error {
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil:
-		return fmt.Errorf("%q is not a URL", raw)
-	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("%q: scheme must be http or https", raw)
-	case u.Host == "" || u.Hostname() == "":
-		return fmt.Errorf("%q: host required", raw)
-	case u.User != nil:
-		return fmt.Errorf("%q: userinfo not allowed", raw)
-	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(raw, "#"):
-		return fmt.Errorf("%q: query and fragment not allowed", raw)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/roles/storage/storageapi"
 )
 
@@ -130,7 +131,7 @@ func TestWriteReplies(t *testing.T) {
 	if resp.StatusCode != 200 || !bytes.Contains(body, []byte(`"created":false`)) {
 		t.Fatalf("PUT existing: %d %s", resp.StatusCode, body)
 	}
-	recs := tr.sink.wait(t, func(r []Record) bool { return len(r) >= 3 })
+	recs := tr.sink.wait(t, func(r []announcing.Record) bool { return len(r) >= 3 })
 	if recs[0].ID != mustID(t, helloID) || recs[0].TTL != tr.cfg.Load().ProviderTTL {
 		t.Fatalf("announced %v", recs)
 	}
@@ -213,7 +214,7 @@ func TestCorruptAfterHeadersAborts(t *testing.T) {
 	}
 	resp2, body2 := tr.do(req{method: "GET", path: "/o/" + bigID})
 	wantError(t, resp2, body2, 404, httpx.CodeNotFound)
-	tr.sink.wait(t, func(r []Record) bool { return slices.Contains(r, Record{ID: id}) })
+	tr.sink.wait(t, func(r []announcing.Record) bool { return slices.Contains(r, announcing.Record{ID: id}) })
 }
 
 func TestInventoryPaging(t *testing.T) {
@@ -282,7 +283,7 @@ func TestDelete(t *testing.T) {
 	wantError(t, resp, body, 404, httpx.CodeNotFound)
 	resp, body = tr.do(req{method: "DELETE", path: path, token: tr.token("admin")})
 	wantError(t, resp, body, 404, httpx.CodeNotFound)
-	tr.sink.wait(t, func(r []Record) bool { return slices.Contains(r, Record{ID: mustID(t, helloID)}) })
+	tr.sink.wait(t, func(r []announcing.Record) bool { return slices.Contains(r, announcing.Record{ID: mustID(t, helloID)}) })
 }
 
 func TestPrivateReads(t *testing.T) {

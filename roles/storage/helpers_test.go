@@ -15,6 +15,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
@@ -53,7 +54,7 @@ func mustID(t testing.TB, s string) store.ID {
 // fakeSink records every announced batch.
 type fakeSink struct {
 	mu      sync.Mutex
-	batches [][]Record
+	batches [][]announcing.Record
 	fail    int // fail the next fail calls
 	err     error
 	notify  chan struct{}
@@ -62,7 +63,7 @@ type fakeSink struct {
 func newFakeSink() *fakeSink { return &fakeSink{notify: make(chan struct{}, 1)} }
 
 // wait blocks until ok(records) holds; it fails the test after 10 s.
-func (s *fakeSink) wait(t *testing.T, ok func([]Record) bool) []Record {
+func (s *fakeSink) wait(t *testing.T, ok func([]announcing.Record) bool) []announcing.Record {
 	t.Helper()
 	timeout := time.NewTimer(10 * time.Second)
 	defer timeout.Stop()
@@ -78,14 +79,14 @@ func (s *fakeSink) wait(t *testing.T, ok func([]Record) bool) []Record {
 	}
 }
 
-func (s *fakeSink) Announce(ctx context.Context, batch []Record) error {
+func (s *fakeSink) Announce(ctx context.Context, batch []announcing.Record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.fail > 0 {
 		s.fail--
 		return s.err
 	}
-	s.batches = append(s.batches, append([]Record(nil), batch...))
+	s.batches = append(s.batches, append([]announcing.Record(nil), batch...))
 	if s.notify != nil {
 		select {
 		case s.notify <- struct{}{}:
@@ -95,10 +96,10 @@ func (s *fakeSink) Announce(ctx context.Context, batch []Record) error {
 	return nil
 }
 
-func (s *fakeSink) records() []Record {
+func (s *fakeSink) records() []announcing.Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []Record
+	var out []announcing.Record
 	for _, b := range s.batches {
 		out = append(out, b...)
 	}

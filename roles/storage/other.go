@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/store"
 )
@@ -23,7 +24,7 @@ func (r *Role) handleDelete(c echo.Context) error {
 		if err := r.engine.Delete(c.Request().Context(), id); err != nil {
 			return storeError(err)
 		}
-		r.announce.enqueue(Record{ID: id, TTL: 0})
+		r.announce.enqueue(announcing.Record{ID: id, TTL: 0})
 		return c.NoContent(http.StatusNoContent)
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/roles/storage/peer"
 	"github.com/ronhq/ron/roles/storage/repair"
 	"github.com/ronhq/ron/store"
@@ -49,7 +50,7 @@ func (x repairExec) Drop(ctx context.Context, id store.ID) error {
 	if err := x.r.engine.Delete(ctx, id); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	x.r.announce.enqueue(Record{ID: id, TTL: 0})
+	x.r.announce.enqueue(announcing.Record{ID: id, TTL: 0})
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/roles/storage/repair"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/cluster/placement"
@@ -115,7 +116,7 @@ func (r *Role) pullFrom(ctx context.Context, base string, id store.ID, m repair.
 		}
 		return err
 	}
-	r.announce.enqueue(Record{ID: id, Type: info.ContentType, TTL: r.cfg.Load().ProviderTTL})
+	r.announce.enqueue(announcing.Record{ID: id, Type: info.ContentType, TTL: r.cfg.Load().ProviderTTL})
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/roles/storage/repair"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/cluster/placement"
@@ -53,7 +54,7 @@ func newKeys(t *testing.T) *auth.Keyring {
 
 // announced reports whether recs hold a provider record of id with a TTL
 // after its last withdrawal.
-func announced(recs []Record, id store.ID, afterWithdraw bool) bool {
+func announced(recs []announcing.Record, id store.ID, afterWithdraw bool) bool {
 	withdrawn := !afterWithdraw
 	for _, r := range recs {
 		switch {
@@ -127,7 +128,7 @@ func TestRepairPullAfterQuarantine(t *testing.T) {
 	flipByte(t, s, id, 0)
 	resp, b := s.do(req{method: http.MethodGet, path: "/o/" + bigID})
 	wantError(t, resp, b, http.StatusInternalServerError, httpx.CodeCorrupt)
-	s.sink.wait(t, func(recs []Record) bool { return announced(recs, id, true) })
+	s.sink.wait(t, func(recs []announcing.Record) bool { return announced(recs, id, true) })
 	resp, got := s.do(req{method: http.MethodGet, path: "/o/" + bigID})
 	if resp.StatusCode != http.StatusOK || !bytes.Equal(got, body) {
 		t.Fatalf("after the pull: %d, %d bytes", resp.StatusCode, len(got))
@@ -149,7 +150,7 @@ func TestRepairQueueRemaining(t *testing.T) {
 	ms.Set(cluster.NewView("s", []cluster.Member{repairMember("s", s.base), repairMember("t", target.base)}, repairT0))
 	id := putLocal(t, s, bigBody())
 	s.queueRemaining(id, int64(len(bigBody())), []string{"t"})
-	target.sink.wait(t, func(recs []Record) bool { return announced(recs, id, false) })
+	target.sink.wait(t, func(recs []announcing.Record) bool { return announced(recs, id, false) })
 	if !engineHolds(t, target.Role, id) {
 		t.Fatal("target does not hold the copy")
 	}

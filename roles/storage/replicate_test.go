@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/cluster/placement"
@@ -232,8 +233,8 @@ func TestReplicaHeader(t *testing.T) {
 			if n != c.others {
 				t.Fatalf("%d other members hold it, want %d", n, c.others)
 			}
-			tc.self.sink.wait(t, func(rs []Record) bool {
-				return slices.ContainsFunc(rs, func(r Record) bool { return r.ID == id && r.TTL > 0 })
+			tc.self.sink.wait(t, func(rs []announcing.Record) bool {
+				return slices.ContainsFunc(rs, func(r announcing.Record) bool { return r.ID == id && r.TTL > 0 })
 			})
 		})
 	}
@@ -270,8 +271,8 @@ func TestReplicaWriteNoCascade(t *testing.T) {
 			t.Fatalf("%s was called: %d PUTs, %d has", id, s.puts.Load(), s.has.Load())
 		}
 	}
-	target.role.sink.wait(t, func(rs []Record) bool {
-		return slices.ContainsFunc(rs, func(r Record) bool { return r.ID == id && r.TTL > 0 })
+	target.role.sink.wait(t, func(rs []announcing.Record) bool {
+		return slices.ContainsFunc(rs, func(r announcing.Record) bool { return r.ID == id && r.TTL > 0 })
 	})
 }
 

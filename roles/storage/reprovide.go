@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/time/rate"
 
+	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
 )
@@ -27,20 +28,6 @@ const (
 	// moves its own records after as long (docs/cluster.md §6).
 	reprovideSettle = 10 * time.Second
 )
-
-// IndexWatcher is implemented by sinks that follow a cluster's index
-// members (roles/storage/indexsink in cluster mode). With such a sink the
-// reprovider also starts a pass reprovideSettle after the alive index
-// members changed, since provider records then have new owners
-// (docs/storage.md §5).
-type IndexWatcher interface {
-	// IndexChanges returns a channel signalled (coalescing, never closed)
-	// after membership changes, and a cancel that stops the signals.
-	IndexChanges() (<-chan struct{}, func())
-	// IndexMembers identifies the alive index members: it differs exactly
-	// when one joined, departed or changed its URL.
-	IndexMembers() string
-}
 
 // reprovider re-announces the whole local inventory so that provider
 // records outlive provider_ttl: a pass starts provider_ttl/2 after the
@@ -139,7 +126,7 @@ func (p *reprovider) wait(ctx context.Context, ended time.Time, failed bool, iw 
 // indexWatch follows the index members through an IndexWatcher sink; with
 // any other sink it never signals.
 type indexWatch struct {
-	w       IndexWatcher // nil: the sink does not follow a cluster
+	w       announcing.IndexWatcher // nil: the sink does not follow a cluster
 	changes <-chan struct{}
 	cancel  func()
 	members string // IndexMembers at the start of the last pass
@@ -148,7 +135,7 @@ type indexWatch struct {
 // watchIndex subscribes to the sink's index changes when it has any.
 func (p *reprovider) watchIndex() *indexWatch {
 	iw := &indexWatch{cancel: func() {}}
-	if w, ok := p.announce.sink.(IndexWatcher); ok {
+	if w, ok := p.announce.sink.(announcing.IndexWatcher); ok {
 		iw.w = w
 		iw.changes, iw.cancel = w.IndexChanges()
 	}
@@ -200,19 +187,19 @@ func reprovideTTL(providerTTL, lastPass time.Duration) time.Duration {
 	if rem := ttl % time.Second; rem != 0 {
 		ttl += time.Second - rem
 	}
-	return min(ttl, MaxProviderTTL)
+	return min(ttl, announcing.MaxProviderTTL)
 }
 
 // collect lists the batch after after and fills each record's Content-Type
 // from Stat. next is the last listed id when the page was full, else nil.
-func (p *reprovider) collect(ctx context.Context, after *store.ID, ttl time.Duration) (batch []Record, next *store.ID, err error) {
+func (p *reprovider) collect(ctx context.Context, after *store.ID, ttl time.Duration) (batch []announcing.Record, next *store.ID, err error) {
 	bctx, cancel := context.WithTimeout(ctx, reprovideBatchWork)
 	defer cancel()
 	infos, err := p.engine.List(bctx, after, reprovideBatch)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list inventory: %w", err)
 	}
-	batch = make([]Record, 0, len(infos))
+	batch = make([]announcing.Record, 0, len(infos))
 	for _, info := range infos {
 		rec, ok, err := p.record(bctx, info.ID, ttl)
 		if err != nil {
@@ -231,25 +218,25 @@ func (p *reprovider) collect(ctx context.Context, after *store.ID, ttl time.Dura
 // record builds id's record. An object gone or quarantined since List is
 // skipped; any other Stat failure announces it without a type, as a record
 // that lapses would hide an object still held here.
-func (p *reprovider) record(ctx context.Context, id store.ID, ttl time.Duration) (Record, bool, error) {
+func (p *reprovider) record(ctx context.Context, id store.ID, ttl time.Duration) (announcing.Record, bool, error) {
 	info, err := p.engine.Stat(ctx, id)
 	var corrupt *store.CorruptError
 	switch {
 	case err == nil:
-		return Record{ID: id, Type: info.ContentType, TTL: ttl}, true, nil
+		return announcing.Record{ID: id, Type: info.ContentType, TTL: ttl}, true, nil
 	case ctx.Err() != nil:
-		return Record{}, false, ctx.Err()
+		return announcing.Record{}, false, ctx.Err()
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrQuarantined), errors.As(err, &corrupt):
-		return Record{}, false, nil
+		return announcing.Record{}, false, nil
 	}
 	p.log.Warn().Err(err).Str("b3_prefix", id.Prefix()).Msg("re-provide: stat failed; announcing without type")
-	return Record{ID: id, TTL: ttl}, true, nil
+	return announcing.Record{ID: id, TTL: ttl}, true, nil
 }
 
 // send delivers one batch, then withdraws again every id of it that left
 // the store meanwhile: a DELETE or quarantine whose withdraw reached the
 // sink before this batch must still have the last word.
-func (p *reprovider) send(ctx context.Context, batch []Record) {
+func (p *reprovider) send(ctx context.Context, batch []announcing.Record) {
 	if len(batch) == 0 {
 		return
 	}
@@ -269,7 +256,7 @@ func (p *reprovider) send(ctx context.Context, batch []Record) {
 	}
 	for i, ok := range held {
 		if !ok {
-			p.announce.enqueue(Record{ID: ids[i], TTL: 0})
+			p.announce.enqueue(announcing.Record{ID: ids[i], TTL: 0})
 		}
 	}
 }

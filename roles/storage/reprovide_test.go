@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/store"
@@ -27,8 +28,8 @@ func TestReprovideTTL(t *testing.T) {
 		{600 * time.Second, 300 * time.Second, 600 * time.Second},
 		{600 * time.Second, 400 * time.Second, 800 * time.Second},
 		{600 * time.Second, 301200 * time.Millisecond, 603 * time.Second}, // 602.4 s rounded up
-		{86400 * time.Second, 50000 * time.Second, MaxProviderTTL},
-		{60 * time.Second, 24 * time.Hour, MaxProviderTTL},
+		{86400 * time.Second, 50000 * time.Second, announcing.MaxProviderTTL},
+		{60 * time.Second, 24 * time.Hour, announcing.MaxProviderTTL},
 		{time.Second, 0, time.Second},
 		{1500 * time.Millisecond, 0, 2 * time.Second},
 	} {
@@ -44,12 +45,12 @@ func TestReprovideTTL(t *testing.T) {
 type passSink struct {
 	mu      sync.Mutex
 	at      []time.Time
-	batches [][]Record
+	batches [][]announcing.Record
 	delay   time.Duration
 	during  func()
 }
 
-func (s *passSink) Announce(ctx context.Context, batch []Record) error {
+func (s *passSink) Announce(ctx context.Context, batch []announcing.Record) error {
 	time.Sleep(s.delay)
 	s.mu.Lock()
 	during := s.during
@@ -62,17 +63,17 @@ func (s *passSink) Announce(ctx context.Context, batch []Record) error {
 	return nil
 }
 
-func (s *passSink) record(batch []Record) {
+func (s *passSink) record(batch []announcing.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.at = append(s.at, time.Now())
-	s.batches = append(s.batches, append([]Record(nil), batch...))
+	s.batches = append(s.batches, append([]announcing.Record(nil), batch...))
 }
 
-func (s *passSink) snap() ([]time.Time, [][]Record) {
+func (s *passSink) snap() ([]time.Time, [][]announcing.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]time.Time(nil), s.at...), append([][]Record(nil), s.batches...)
+	return append([]time.Time(nil), s.at...), append([][]announcing.Record(nil), s.batches...)
 }
 
 // reprovideEnv is a memory engine, an announcer and a reprovider in a
@@ -87,7 +88,7 @@ type reprovideEnv struct {
 }
 
 // newReprovideEnv stores n objects (every other one typed text/plain).
-func newReprovideEnv(t *testing.T, sink Sink, n int, providerTTL time.Duration) *reprovideEnv {
+func newReprovideEnv(t *testing.T, sink announcing.Sink, n int, providerTTL time.Duration) *reprovideEnv {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.ProviderTTL = providerTTL
@@ -240,11 +241,11 @@ func TestReprovideWithdrawHasLastWord(t *testing.T) {
 			if err := e.engine.Delete(ctx, deleted); err != nil {
 				t.Error(err)
 			}
-			sink.record([]Record{{ID: deleted}}) // DELETE's withdraw overtakes the batch
+			sink.record([]announcing.Record{{ID: deleted}}) // DELETE's withdraw overtakes the batch
 			if err := e.engine.Quarantine(ctx, quarantined, "test"); err != nil {
 				t.Error(err)
 			}
-			sink.record([]Record{{ID: quarantined}}) // so does onCorrupt's
+			sink.record([]announcing.Record{{ID: quarantined}}) // so does onCorrupt's
 		}
 		stop := e.run()
 		defer stop()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/roles/storage/peer"
 	"github.com/ronhq/ron/roles/storage/repair"
 	"github.com/ronhq/ron/runtime"
@@ -44,7 +45,7 @@ type Options struct {
 	// Sink receives provider announcements and re-provide batches; nil =
 	// announcing off. A Sink that is also a Retargeter follows hot reloads of
 	// index_urls and index_token (Start points it at the configured ones).
-	Sink Sink
+	Sink announcing.Sink
 	Ops  func(e *echo.Echo) // mounts the shared ops routes; nil = none
 	// AnnounceOff explains why Sink is nil, for /api/v1/status.
 	AnnounceOff string
@@ -364,7 +365,7 @@ func (r *Role) registerGauges() {
 func (r *Role) onCorrupt(id store.ID, chunk int, kind string) {
 	r.metrics.corruption(kind)
 	r.log.Error().Str("b3_prefix", id.Prefix()).Int("chunk", chunk).Str("kind", kind).Msg("corrupt object quarantined")
-	r.announce.enqueue(Record{ID: id, TTL: 0})
+	r.announce.enqueue(announcing.Record{ID: id, TTL: 0})
 	r.corruptRepair(id)
 }
 
@@ -383,4 +384,14 @@ func (r *Role) Handler() http.Handler {
 		return nil
 	}
 	return r.server.Echo()
+}
+
+// AdvertiseURL is the base URL storage announces to the index
+// (storageapi.Local): advertise_url, else http://<bound listener> (valid
+// after Start).
+func (r *Role) AdvertiseURL() string {
+	if u := r.cfg.Load().AdvertiseURL; u != "" {
+		return u
+	}
+	return "http://" + r.Addr()
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
@@ -186,7 +187,7 @@ type timedSink struct {
 	err   error
 }
 
-func (s *timedSink) Announce(ctx context.Context, batch []Record) error {
+func (s *timedSink) Announce(ctx context.Context, batch []announcing.Record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.at = append(s.at, time.Now())
@@ -213,10 +214,10 @@ func runAnnouncer(a *announcer) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
-func records(n int, ttl time.Duration) []Record {
-	out := make([]Record, n)
+func records(n int, ttl time.Duration) []announcing.Record {
+	out := make([]announcing.Record, n)
 	for i := range out {
-		out[i] = Record{ID: store.Sum([]byte{byte(i), byte(i >> 8)}), TTL: ttl}
+		out[i] = announcing.Record{ID: store.Sum([]byte{byte(i), byte(i >> 8)}), TTL: ttl}
 	}
 	return out
 }
@@ -350,7 +351,7 @@ func TestAnnouncerFlushOnStop(t *testing.T) {
 			t.Fatalf("flushed %v", sizes)
 		}
 		off := newAnnouncer(nil, runtime.NewMetrics(nil), 1)
-		off.enqueue(Record{}) // announcing off: no-op
+		off.enqueue(announcing.Record{}) // announcing off: no-op
 		off.flush(context.Background())
 		if off.enabled() {
 			t.Fatal("nil sink enabled")

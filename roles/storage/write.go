@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/store"
 )
@@ -113,7 +114,7 @@ func (r *Role) putReplicated(ctx context.Context, w writeReq, reply func(store.I
 // required copies (cluster mode; none for a replica write) and replies.
 func (r *Role) held(ctx context.Context, info store.Info, created, replica bool, reply func(store.Info, bool, int) error) error {
 	r.metrics.write(map[bool]string{true: "created", false: "existing"}[created])
-	r.announce.enqueue(Record{ID: info.ID, Type: info.ContentType, TTL: r.cfg.Load().ProviderTTL})
+	r.announce.enqueue(announcing.Record{ID: info.ID, Type: info.ContentType, TTL: r.cfg.Load().ProviderTTL})
 	copies, err := r.replicate(ctx, info, created, replica)
 	if err != nil {
 		return err

@@ -47,7 +47,7 @@ func (a *app) rootCommand() *cobra.Command {
 	config.MarkKey(root.PersistentFlags(), "data-dir")
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { a.flags = cmd.Flags() }
 	env := cli.Env{Node: a.node}
-	root.AddCommand(a.serveCommand(), a.statusCommand(), rolesCommand(), a.configCommand(),
+	root.AddCommand(a.serveCommand(), a.statusCommand(), a.rolesCommand(), a.configCommand(),
 		a.versionCommand(), a.tokenCommand(), a.doctorCommand(), a.clusterCommand(), packcli.Command())
 	for _, cmds := range [][]*cobra.Command{storage.Commands(env, a.getenv), storage.RepairCommands(env, a.getenv),
 		index.Commands(env, a.getenv), registry.Commands(env, a.getenv)} {
@@ -78,12 +78,19 @@ func (a *app) node() (cli.Node, error) {
 	return cli.Node{DataDir: cfg.DataDir, AdminListen: cfg.Admin.Listen, Listen: listen, RootKeyFile: cfg.Cluster.RootKeyFile}, nil
 }
 
-func rolesCommand() *cobra.Command {
-	return &cobra.Command{
+func (a *app) rolesCommand() *cobra.Command {
+	var graph bool
+	cmd := &cobra.Command{
 		Use:   "roles",
 		Short: "List the five roles, their start order and whether this binary builds them",
-		Args:  cobra.NoArgs,
+		Long: "List the five roles, their start order and whether this binary builds them.\n\n" +
+			"--graph prints the module graph of the configured roles instead: the order they start in (they stop in\n" +
+			"reverse) and, for each, the roles of this process it starts after.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if graph {
+				return a.printGraph(cmd)
+			}
 			for i, e := range node.Roles() {
 				state := "built"
 				if !e.Built {
@@ -94,6 +101,24 @@ func rolesCommand() *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&graph, "graph", false, "print the module graph of the configured roles")
+	config.RegisterFlags(cmd.Flags(), ptr(node.DefaultConfig()), "data_dir")
+	keyFlagsHelp(cmd)
+	return cmd
+}
+
+// printGraph prints the module graph of the loaded config.
+func (a *app) printGraph(cmd *cobra.Command) error {
+	cfg, err := a.load()
+	if err != nil {
+		return cli.Exit(cli.ExitFailure, err)
+	}
+	g, err := node.Graph(cfg)
+	if err != nil {
+		return cli.Exit(cli.ExitFailure, err)
+	}
+	fmt.Fprint(cmd.OutOrStdout(), g.String())
+	return nil
 }
 
 func (a *app) versionCommand() *cobra.Command {

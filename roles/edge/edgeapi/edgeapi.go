@@ -4,6 +4,8 @@
 // it, and no package outside roles/edge imports anything else of the edge.
 package edgeapi
 
+import "net/http"
+
 // RoleName is the edge role's name: in config (roles = […]), metrics,
 // cluster metadata and logs.
 const RoleName = "edge"
@@ -30,4 +32,11 @@ type Pack struct {
 	MaxZoom  int     `json:"maxzoom"`
 	TileJSON string  `json:"tilejson"`
 	Archive  *string `json:"archive"`
+}
+
+// Local is the edge role as the roles of its own process see it.
+type Local interface {
+	// Handler is the edge's HTTP handler (its routes behind the shared
+	// middleware chain), for a co-located gateway; nil before Start.
+	Handler() http.Handler
 }

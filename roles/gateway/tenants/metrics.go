@@ -3,11 +3,12 @@ package tenants
 import (
 	"github.com/VictoriaMetrics/metrics"
 
+	"github.com/ronhq/ron/roles/gateway/gatewayapi"
 	"github.com/ronhq/ron/runtime"
 )
 
 // roleName labels the metrics and log lines.
-const roleName = "gateway"
+const roleName = gatewayapi.RoleName
 
 // kindWatch is the task kind of the registry subscription.
 const kindWatch = "registry_watch"

@@ -4,12 +4,13 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/runtime"
 )
 
 // roleName is the role label of every metric.
-const roleName = "registry"
+const roleName = registryapi.RoleName
 
 // Result labels of docs/registry.md §8.
 const (

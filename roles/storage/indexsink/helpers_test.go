@@ -19,7 +19,7 @@ import (
 	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
-	"github.com/ronhq/ron/roles/storage"
+	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/kv/memkv"
 )
@@ -153,16 +153,16 @@ func staticToken(tok string) func(context.Context) (string, error) {
 }
 
 // recs returns n records of distinct ids with ttl and type.
-func recs(n int, ttl time.Duration, ctype string) []storage.Record {
-	out := make([]storage.Record, n)
+func recs(n int, ttl time.Duration, ctype string) []announcing.Record {
+	out := make([]announcing.Record, n)
 	for i := range out {
-		out[i] = storage.Record{ID: store.Sum([]byte{byte(i), byte(i >> 8), 7}), Type: ctype, TTL: ttl}
+		out[i] = announcing.Record{ID: store.Sum([]byte{byte(i), byte(i >> 8), 7}), Type: ctype, TTL: ttl}
 	}
 	return out
 }
 
 // announce calls s.Announce with a 1 s deadline, as the announcer does.
-func announce(s *Sink, batch []storage.Record) error {
+func announce(s *Sink, batch []announcing.Record) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	return s.Announce(ctx, batch)

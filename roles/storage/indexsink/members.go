@@ -4,12 +4,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ronhq/ron/roles/storage"
+	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/cluster/rendezvous"
 )
 
-var _ storage.IndexWatcher = (*Sink)(nil)
+var _ announcing.IndexWatcher = (*Sink)(nil)
 
 // memberTargets are the HTTP targets built from one membership view.
 type memberTargets struct {
@@ -49,7 +49,7 @@ func memberURLs(v *cluster.View, node string) []string {
 	var cands []rendezvous.Candidate
 	for _, m := range v.Alive("index") {
 		u := strings.TrimRight(m.URL("index"), "/")
-		if u == "" || storage.CheckIndexURL(u) != nil {
+		if u == "" || announcing.CheckIndexURL(u) != nil {
 			continue
 		}
 		byID[m.ID] = u
@@ -65,7 +65,7 @@ func memberURLs(v *cluster.View, node string) []string {
 	return urls
 }
 
-// IndexChanges implements storage.IndexWatcher: a channel signalled
+// IndexChanges implements announcing.IndexWatcher: a channel signalled
 // (coalescing) after any membership change, and its cancel. Without a
 // cluster the channel never fires.
 func (s *Sink) IndexChanges() (<-chan struct{}, func()) {
@@ -75,7 +75,7 @@ func (s *Sink) IndexChanges() (<-chan struct{}, func()) {
 	return s.opt.Cluster.Subscribe()
 }
 
-// IndexMembers implements storage.IndexWatcher: the alive index members
+// IndexMembers implements announcing.IndexWatcher: the alive index members
 // as "id=url" pairs in id order, "" without a cluster. It changes exactly
 // when an index member joins, departs or moves, which is when provider
 // ownership moves (docs/cluster.md §6).

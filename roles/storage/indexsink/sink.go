@@ -1,4 +1,4 @@
-// Package indexsink is the storage.Sink the composition root plugs into the
+// Package indexsink is the announcing.Sink the composition root plugs into the
 // storage role (docs/storage.md §5): it turns storage.Records into index
 // provider records (docs/index.md §4) and delivers them to the index role of
 // this process when there is one, else to storage.index_urls over HTTP, else
@@ -16,7 +16,7 @@ import (
 
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/index/indexapi"
-	"github.com/ronhq/ron/roles/storage"
+	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
 )
@@ -71,7 +71,7 @@ var (
 )
 
 // Sink delivers provider records to an index. It implements
-// storage.Retargeter and is safe for concurrent use.
+// announcing.Retargeter and is safe for concurrent use.
 type Sink struct {
 	opt    Options
 	static atomic.Pointer[string] // index_token from Retarget; "" = opt.Token
@@ -82,7 +82,7 @@ type Sink struct {
 	last    atomic.Pointer[target]        // the target that last succeeded
 }
 
-var _ storage.Retargeter = (*Sink)(nil)
+var _ announcing.Retargeter = (*Sink)(nil)
 
 // New validates opt and returns a Sink. It does no I/O. Errors: a bad URL,
 // node or region, a nil Addr, or ErrNoTarget when none of Local, URLs and
@@ -113,7 +113,7 @@ func New(opt Options) (*Sink, error) {
 // ctx's deadline. Errors are *httpx.Error values: 4xx other than 429 means
 // the batch or token was refused and retrying will not help. A batch that
 // ran out of time counts ron_io_timeouts_total{role="storage",op="index_rpc"}.
-func (s *Sink) Announce(ctx context.Context, batch []storage.Record) error {
+func (s *Sink) Announce(ctx context.Context, batch []announcing.Record) error {
 	if len(batch) == 0 {
 		return nil
 	}
@@ -132,8 +132,8 @@ func (s *Sink) Announce(ctx context.Context, batch []storage.Record) error {
 
 // convert builds the index records of batch. TTLs are rounded up to whole
 // seconds (a positive TTL never becomes a withdraw) and capped at
-// storage.MaxProviderTTL.
-func (s *Sink) convert(batch []storage.Record) []indexapi.Announcement {
+// announcing.MaxProviderTTL.
+func (s *Sink) convert(batch []announcing.Record) []indexapi.Announcement {
 	addr, region := s.opt.Addr(), s.region()
 	out := make([]indexapi.Announcement, len(batch))
 	for i, r := range batch {
@@ -162,10 +162,10 @@ func wholeSeconds(ttl time.Duration) time.Duration {
 	if rem := ttl % time.Second; rem != 0 {
 		ttl += time.Second - rem
 	}
-	return min(ttl, storage.MaxProviderTTL)
+	return min(ttl, announcing.MaxProviderTTL)
 }
 
-// Target implements storage.Retargeter: "local index", "index_urls (N)"
+// Target implements announcing.Retargeter: "local index", "index_urls (N)"
 // or, in cluster mode without either, "cluster index members (N alive)".
 func (s *Sink) Target() string {
 	switch n := len(*s.targets.Load()); {

@@ -13,7 +13,7 @@ import (
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/roles/index/indexapi"
-	"github.com/ronhq/ron/roles/storage"
+	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/runtime"
 )
 
@@ -75,7 +75,7 @@ func TestLocalIndexGetsRecords(t *testing.T) {
 			t.Fatalf("record %d: %+v", i, p)
 		}
 	}
-	if err := announce(s, []storage.Record{{ID: batch[0].ID}}); err != nil {
+	if err := announce(s, []announcing.Record{{ID: batch[0].ID}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ri.local.Providers(context.Background(), batch[0].ID, "", 0); httpx.AsError(err).Status != 404 {

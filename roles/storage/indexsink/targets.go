@@ -8,7 +8,7 @@ import (
 
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/index/indexapi"
-	"github.com/ronhq/ron/roles/storage"
+	"github.com/ronhq/ron/roles/storage/announcing"
 )
 
 // target is one index URL with its client, which owns the URL's breaker.
@@ -17,12 +17,12 @@ type target struct {
 	c   *indexapi.HTTPClient
 }
 
-// CheckRetarget implements storage.Retargeter: every URL must pass
-// storage.CheckIndexURL, and without a local index or a cluster at least
+// CheckRetarget implements announcing.Retargeter: every URL must pass
+// announcing.CheckIndexURL, and without a local index or a cluster at least
 // one is needed.
 func (s *Sink) CheckRetarget(urls []string) error {
 	for _, u := range urls {
-		if err := storage.CheckIndexURL(u); err != nil {
+		if err := announcing.CheckIndexURL(u); err != nil {
 			return err
 		}
 	}
@@ -32,7 +32,7 @@ func (s *Sink) CheckRetarget(urls []string) error {
 	return nil
 }
 
-// Retarget implements storage.Retargeter. Clients (and breakers) of URLs
+// Retarget implements announcing.Retargeter. Clients (and breakers) of URLs
 // kept are reused; those of dropped URLs are closed. Batches in flight
 // finish on the targets they started with. With a local index the URLs are
 // checked but not used.

@@ -183,3 +183,13 @@ func infoFrom(id store.ID, resp *http.Response) ObjectInfo {
 func IsNotFound(err error) bool {
 	return err != nil && httpx.AsError(err).Status == http.StatusNotFound
 }
+
+// Local is the storage role as the roles of its own process see it.
+type Local interface {
+	// Handler is storage's HTTP handler (its routes behind the shared
+	// middleware chain), for in-process forwarding; nil before Start.
+	Handler() http.Handler
+	// AdvertiseURL is the base URL storage announces to the index:
+	// advertise_url, else http://<bound listener> (valid after Start).
+	AdvertiseURL() string
+}

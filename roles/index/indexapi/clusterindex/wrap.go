@@ -140,3 +140,10 @@ func providerAlive(p indexapi.ProviderInfo, v *cluster.View) bool {
 	alive, _ := v.AliveURL(storageRole, strings.TrimSuffix(p.Addr, "/"))
 	return alive
 }
+
+// Local is a reader's client of the co-located index l: l's LocalClient
+// wrapped by Wrap with m, made on each call (the index starts before its
+// readers; a nil m leaves the order as it is).
+func Local(l indexapi.Local, m cluster.Membership) func() indexapi.Client {
+	return func() indexapi.Client { return Wrap(l.LocalClient(), m) }
+}
