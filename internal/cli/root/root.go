@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ronhq/ron/internal/cli"
+	"github.com/ronhq/ron/internal/cli/indexcmd"
+	"github.com/ronhq/ron/internal/cli/packcmd"
 	"github.com/ronhq/ron/internal/node"
-	"github.com/ronhq/ron/roles/edge/packcli"
-	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/roles/registry"
 	"github.com/ronhq/ron/roles/storage"
 	"github.com/ronhq/ron/runtime/config"
@@ -48,9 +48,9 @@ func (a *app) rootCommand() *cobra.Command {
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { a.flags = cmd.Flags() }
 	env := cli.Env{Node: a.node}
 	root.AddCommand(a.serveCommand(), a.statusCommand(), a.rolesCommand(), a.configCommand(),
-		a.versionCommand(), a.tokenCommand(), a.doctorCommand(), a.clusterCommand(), packcli.Command())
+		a.versionCommand(), a.tokenCommand(), a.doctorCommand(), a.clusterCommand(), packcmd.Command())
 	for _, cmds := range [][]*cobra.Command{storage.Commands(env, a.getenv), storage.RepairCommands(env, a.getenv),
-		index.Commands(env, a.getenv), registry.Commands(env, a.getenv)} {
+		indexcmd.Commands(env, a.getenv), registry.Commands(env, a.getenv)} {
 		root.AddCommand(cmds...)
 	}
 	return root

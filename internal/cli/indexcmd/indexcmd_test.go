@@ -1,4 +1,4 @@
-package index
+package indexcmd
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -15,7 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ronhq/ron/internal/cli"
+	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/roles/index/indexapi"
+	"github.com/ronhq/ron/store/manifest"
 )
 
 // cliRun is the outcome of one in-process command line.
@@ -23,22 +24,6 @@ type cliRun struct {
 	code           int
 	stdout, stderr string
 	err            error
-}
-
-// cliNode is an index server on a loopback listener and the client-side
-// view of a node whose configured index listener it is.
-type cliNode struct {
-	*env
-	addr  string // host:port of the index listener
-	token string // RON_TOKEN seen by the commands ("" none)
-}
-
-func newCLINode(t *testing.T) *cliNode {
-	t.Helper()
-	e := newEnv(t)
-	ts := httptest.NewServer(e.srv.Echo())
-	t.Cleanup(ts.Close)
-	return &cliNode{env: e, addr: strings.TrimPrefix(ts.URL, "http://"), token: e.writer}
 }
 
 // nodeEnv returns a cli.Env whose index listener is addr ("" none).
@@ -179,12 +164,12 @@ func TestCLIResolve(t *testing.T) {
 	n := newCLINode(t)
 	n.run(t, "name", "set", "site.example", idA).want(t, 0)
 	m := ann(mustID(t, idA), "n1", time.Minute)
-	m.Type = manifestType
-	if _, _, err := NewLocalClient(n.h).Announce(context.Background(), []indexapi.Announcement{m}); err != nil {
+	m.Type = manifest.MediaType
+	if _, _, err := index.NewLocalClient(n.h).Announce(context.Background(), []indexapi.Announcement{m}); err != nil {
 		t.Fatal(err)
 	}
 	n.run(t, "resolve", "site.example").want(t, 0, "target     "+idA, "kind       manifest", "version    1",
-		"source     local", "providers  1", "n1    http://n1:5303  -       "+manifestType)
+		"source     local", "providers  1", "n1    http://n1:5303  -       "+manifest.MediaType)
 	r := n.run(t, "resolve", "site.example", "--no-cache", "-o", "json").want(t, 0)
 	var a indexapi.ResolveAnswer
 	if err := json.Unmarshal([]byte(r.stdout), &a); err != nil || a.Target != idA || a.Kind != "manifest" ||

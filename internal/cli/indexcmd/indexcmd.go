@@ -1,4 +1,8 @@
-package index
+// Package indexcmd is the index role's commands, `ron name …` and `ron
+// resolve` (docs/index.md §14): clients of an index server through the
+// role's contract, roles/index/indexapi. It is a command package: the
+// command tree (internal/cli/root) mounts it; no role imports it.
+package indexcmd
 
 import (
 	"context"
@@ -18,9 +22,6 @@ import (
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store"
 )
-
-// scopeRead is the scope reads need when an index has public_reads off.
-const scopeRead = "index:read"
 
 // cliRole names the index in flags and in cli.Node.Listen.
 const cliRole = "index"
@@ -53,7 +54,7 @@ func newCLIClient(env cli.Env, f *cli.Flags, getenv func(string) string, scope s
 	if err != nil {
 		return nil, err
 	}
-	token := f.OnceToken(env, getenv, scope, scope == scopeRead)
+	token := f.OnceToken(env, getenv, scope, scope == indexapi.ScopeRead)
 	return indexapi.NewHTTPClient(base, token, client.Options{Role: "cli"}), nil
 }
 
@@ -174,7 +175,7 @@ func nameGetCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 			if err != nil {
 				return invalid(err)
 			}
-			return run(cmd, env, getenv, &f, scopeRead, get, printRecord)
+			return run(cmd, env, getenv, &f, indexapi.ScopeRead, get, printRecord)
 		},
 	}
 	f.Register(cmd, cliRole)
@@ -191,7 +192,7 @@ func nameGetter(key string) (func(context.Context, indexapi.Client) (indexapi.Na
 	}
 	name, v, err := indexapi.ParseNameVersion(key)
 	if err != nil {
-		return nil, dbError(err)
+		return nil, indexapi.InvalidInput(err)
 	}
 	return func(ctx context.Context, c indexapi.Client) (indexapi.NameRecord, error) {
 		return c.GetNameVersion(ctx, name, v)
@@ -241,7 +242,7 @@ func nameHistoryCommand(env cli.Env, getenv func(string) string) *cobra.Command 
 			if err := indexapi.CheckName(args[0]); err != nil {
 				return invalid(err)
 			}
-			return run(cmd, env, getenv, &f, scopeRead, func(ctx context.Context, c indexapi.Client) (indexapi.NameHistory, error) {
+			return run(cmd, env, getenv, &f, indexapi.ScopeRead, func(ctx context.Context, c indexapi.Client) (indexapi.NameHistory, error) {
 				return c.History(ctx, args[0])
 			}, printHistory)
 		},
@@ -264,7 +265,7 @@ func resolveCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 			if _, _, err := indexapi.ParseResolveKey(args[0]); err != nil {
 				return invalid(err)
 			}
-			return run(cmd, env, getenv, &f, scopeRead, func(ctx context.Context, c indexapi.Client) (indexapi.ResolveAnswer, error) {
+			return run(cmd, env, getenv, &f, indexapi.ScopeRead, func(ctx context.Context, c indexapi.Client) (indexapi.ResolveAnswer, error) {
 				return c.Resolve(ctx, args[0], noCache)
 			}, printResolve)
 		},

@@ -1,8 +1,9 @@
-// Package packcli is `ron pack verify` and `ron pack inspect`
+// Package packcmd is `ron pack verify` and `ron pack inspect`
 // (docs/edge.md §12): offline checks of one local pack file through the
 // same open-and-verify code the edge mounts with (packs.Open). They need no
-// server and no token.
-package packcli
+// server and no token. It is a command package: the command tree
+// (internal/cli/root) mounts it; no role imports it.
+package packcmd
 
 import (
 	"context"

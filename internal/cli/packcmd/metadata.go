@@ -1,4 +1,4 @@
-package packcli
+package packcmd
 
 import (
 	"bytes"
