@@ -10,35 +10,17 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/roles/storage/repair"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
 )
 
-// PaceRequest is the body of POST /api/v1/repair/pace: a pace in bytes per
-// second (0 pauses repair) for duration_s seconds (1–86400), after which the
-// configured repair_pace returns.
-type PaceRequest struct {
-	BytesPerS *int64 `json:"bytes_per_s"`
-	DurationS *int64 `json:"duration_s"`
-}
-
-// PaceReply answers POST /api/v1/repair/pace.
-type PaceReply struct {
-	PaceBytesPerS int64     `json:"pace_bytes_per_s"`
-	BoostUntil    time.Time `json:"boost_until"`
-}
-
-// ObjectRequest is the body of POST /api/v1/repair/object.
-type ObjectRequest struct {
-	B3 string `json:"b3"`
-}
-
-// ParsePaceRequest decodes a pace body strictly (400 malformed for bad
-// JSON, unknown fields, non-integers or trailing data) and checks its
-// values (400 bad_request: both fields required, bytes_per_s ≥ 0,
-// duration_s 1–86400).
+// ParsePaceRequest decodes a pace body (storageapi.RepairPaceRequest)
+// strictly (400 malformed for bad JSON, unknown fields, non-integers or
+// trailing data) and checks its values (400 bad_request: both fields
+// required, bytes_per_s ≥ 0, duration_s 1–86400).
 func ParsePaceRequest(body []byte) (bytesPerS int64, d time.Duration, err error) {
-	var req PaceRequest
+	var req storageapi.RepairPaceRequest
 	if err := httpx.DecodeStrictJSON(body, &req); err != nil {
 		return 0, 0, err
 	}
@@ -47,15 +29,16 @@ func ParsePaceRequest(body []byte) (bytesPerS int64, d time.Duration, err error)
 		return 0, 0, badRequest("bytes_per_s and duration_s are required")
 	case *req.BytesPerS < 0:
 		return 0, 0, badRequest("bytes_per_s must be 0 (pause) or more")
-	case *req.DurationS < 1 || *req.DurationS > int64(repair.MaxBoost/time.Second):
+	case *req.DurationS < 1 || *req.DurationS > int64(storageapi.MaxRepairBoost/time.Second):
 		return 0, 0, badRequest("duration_s must be from 1 to 86400")
 	}
 	return *req.BytesPerS, time.Duration(*req.DurationS) * time.Second, nil
 }
 
-// ParseObjectRequest decodes {"b3":"b3:…"} strictly.
+// ParseObjectRequest decodes {"b3":"b3:…"} (storageapi.RepairObjectRequest)
+// strictly.
 func ParseObjectRequest(body []byte) (store.ID, error) {
-	var req ObjectRequest
+	var req storageapi.RepairObjectRequest
 	if err := httpx.DecodeStrictJSON(body, &req); err != nil {
 		return store.ID{}, err
 	}
@@ -123,7 +106,7 @@ func (r *Role) handleRepairPace(c echo.Context) error {
 		return badRequest(err.Error())
 	}
 	r.log.Info().Int64("bytes_per_s", n).Time("until", until).Msg("repair pace boosted")
-	return c.JSON(http.StatusOK, PaceReply{PaceBytesPerS: n, BoostUntil: until.UTC()})
+	return c.JSON(http.StatusOK, storageapi.RepairPaceReply{PaceBytesPerS: n, BoostUntil: until.UTC()})
 }
 
 func (r *Role) handleRepairRun(c echo.Context) error {

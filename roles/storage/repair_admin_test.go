@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
 )
@@ -75,7 +76,7 @@ func TestRepairAdminRoutes(t *testing.T) {
 	tr, _ := startRepairRole(t, newKeys(t), "memory")
 	h := adminFront(t, tr.Role)
 	resp, body := post(h, "/api/v1/repair/pace", `{"bytes_per_s":0,"duration_s":60}`)
-	var pace PaceReply
+	var pace storageapi.RepairPaceReply
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &pace) != nil || pace.PaceBytesPerS != 0 ||
 		pace.BoostUntil.Before(time.Now().Add(59*time.Second)) {
 		t.Fatalf("pace: %d %s", resp.StatusCode, body)
@@ -179,7 +180,7 @@ func FuzzParsePaceRequest(f *testing.F) {
 		if n < 0 || d < time.Second || d > 24*time.Hour || d%time.Second != 0 {
 			t.Fatalf("accepted %d for %v from %q", n, d, body)
 		}
-		again, _ := json.Marshal(PaceRequest{BytesPerS: &n, DurationS: ptr(int64(d / time.Second))})
+		again, _ := json.Marshal(storageapi.RepairPaceRequest{BytesPerS: &n, DurationS: ptr(int64(d / time.Second))})
 		if n2, d2, err := ParsePaceRequest(again); err != nil || n2 != n || d2 != d {
 			t.Fatalf("round trip of %q: %d %v %v", body, n2, d2, err)
 		}

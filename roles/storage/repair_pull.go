@@ -2,13 +2,13 @@ package storage
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"time"
 
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/roles/storage/repair"
 	"github.com/ronhq/ron/runtime/cluster"
@@ -167,23 +167,5 @@ func (r *Role) lookupProviders(ctx context.Context, base string, id store.ID) ([
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("index answered %d", resp.StatusCode)
 	}
-	return decodeProviderAddrs(resp.Body, maxProvidersReply)
-}
-
-// decodeProviderAddrs reads a GET /providers/{b3} answer (at most limit
-// bytes of it) and returns the providers' addr fields in its order.
-func decodeProviderAddrs(body io.Reader, limit int64) ([]string, error) {
-	var list struct {
-		Providers []struct {
-			Addr string `json:"addr"`
-		} `json:"providers"`
-	}
-	if err := json.NewDecoder(io.LimitReader(body, limit)).Decode(&list); err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(list.Providers))
-	for _, p := range list.Providers {
-		out = append(out, p.Addr)
-	}
-	return out, nil
+	return indexapi.DecodeProviderAddrs(resp.Body, maxProvidersReply)
 }

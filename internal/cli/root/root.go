@@ -11,9 +11,9 @@ import (
 	"github.com/ronhq/ron/internal/cli"
 	"github.com/ronhq/ron/internal/cli/indexcmd"
 	"github.com/ronhq/ron/internal/cli/packcmd"
+	"github.com/ronhq/ron/internal/cli/storagecmd"
 	"github.com/ronhq/ron/internal/node"
 	"github.com/ronhq/ron/roles/registry"
-	"github.com/ronhq/ron/roles/storage"
 	"github.com/ronhq/ron/runtime/config"
 )
 
@@ -49,7 +49,7 @@ func (a *app) rootCommand() *cobra.Command {
 	env := cli.Env{Node: a.node}
 	root.AddCommand(a.serveCommand(), a.statusCommand(), a.rolesCommand(), a.configCommand(),
 		a.versionCommand(), a.tokenCommand(), a.doctorCommand(), a.clusterCommand(), packcmd.Command())
-	for _, cmds := range [][]*cobra.Command{storage.Commands(env, a.getenv), storage.RepairCommands(env, a.getenv),
+	for _, cmds := range [][]*cobra.Command{storagecmd.Commands(env, a.getenv), storagecmd.RepairCommands(env, a.getenv),
 		indexcmd.Commands(env, a.getenv), registry.Commands(env, a.getenv)} {
 		root.AddCommand(cmds...)
 	}

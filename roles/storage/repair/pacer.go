@@ -6,15 +6,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"golang.org/x/time/rate"
 )
 
 // Burst is the token bucket's depth: repair bytes sent in any interval Δ
 // stay ≤ pace·Δ + Burst.
 const Burst = 1 << 20
-
-// MaxBoost is the longest admin boost (docs/cluster.md §5: S ≤ 86400 s).
-const MaxBoost = 24 * time.Hour
 
 // Pacer is the node's single repair token bucket (rate = pace, burst
 // 1 MiB), shared by every push and pull. The pace is the configured one
@@ -70,10 +68,11 @@ func (p *Pacer) SetConfigured(pace int64) {
 	p.applyLocked()
 }
 
-// Boost sets the pace to bytesPerS (0 pauses) for d (≤ MaxBoost), after
-// which the configured pace returns. A new boost replaces the previous one.
+// Boost sets the pace to bytesPerS (0 pauses) for d (≤
+// storageapi.MaxRepairBoost, the admin API's limit), after which the
+// configured pace returns. A new boost replaces the previous one.
 func (p *Pacer) Boost(bytesPerS int64, d time.Duration) (until time.Time, err error) {
-	if bytesPerS < 0 || d <= 0 || d > MaxBoost {
+	if bytesPerS < 0 || d <= 0 || d > storageapi.MaxRepairBoost {
 		return time.Time{}, fmt.Errorf("repair: boost of %d B/s for %v is out of range", bytesPerS, d)
 	}
 	p.mu.Lock()

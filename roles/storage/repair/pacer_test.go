@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/store"
 )
 
@@ -174,7 +175,7 @@ func TestPacerBoostBounds(t *testing.T) {
 	for _, c := range []struct {
 		n int64
 		d time.Duration
-	}{{-1, time.Second}, {1, 0}, {1, MaxBoost + time.Second}} {
+	}{{-1, time.Second}, {1, 0}, {1, storageapi.MaxRepairBoost + time.Second}} {
 		if _, err := p.Boost(c.n, c.d); err == nil {
 			t.Fatalf("Boost(%d, %v) accepted", c.n, c.d)
 		}

@@ -4,29 +4,9 @@ import (
 	"math"
 	"sync"
 	"time"
-)
 
-// Progress is the repair object of the storage role's status details
-// (docs/cluster.md §9). Counters are those of the pass in progress, or of
-// the last pass between passes; UnderReplicated never reads lower than the
-// last complete pass while a pass is still scanning.
-type Progress struct {
-	State           string     `json:"state"` // idle, scanning, transferring, paused
-	Pass            uint64     `json:"pass"`  // passes started since the role started
-	Scanned         int64      `json:"scanned"`
-	Total           int64      `json:"total"` // local objects at pass start
-	UnderReplicated int64      `json:"under_replicated"`
-	Queued          int64      `json:"queued"`
-	Skipped         int64      `json:"skipped"`
-	BytesPending    int64      `json:"bytes_pending"` // queued or in flight, plus skipped this pass
-	BytesDone       int64      `json:"bytes_done"`
-	RateBytesPerS   float64    `json:"rate_bytes_per_s"` // 30 s EWMA
-	PaceBytesPerS   int64      `json:"pace_bytes_per_s"`
-	BoostUntil      *time.Time `json:"boost_until"`
-	EtaS            *float64   `json:"eta_s"` // null when nothing is pending
-	Errors          int64      `json:"errors"`
-	LastError       string     `json:"last_error"`
-}
+	"github.com/ronhq/ron/roles/storage/storageapi"
+)
 
 // passStats are one pass's counters.
 type passStats struct {
@@ -119,13 +99,13 @@ func (p *progress) lastPass() (passStats, time.Duration, bool) {
 	return p.last, p.lastDur, p.complete
 }
 
-// snapshot fills the counter fields of a Progress and returns the skipped
+// snapshot fills the counter fields of a RepairProgress and returns the skipped
 // bytes of the current pass and whether a pass is running.
-func (p *progress) snapshot() (out Progress, skippedBytes int64, running bool) {
+func (p *progress) snapshot() (out storageapi.RepairProgress, skippedBytes int64, running bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	c := p.cur
-	out = Progress{Pass: p.pass, Scanned: c.scanned, Total: c.total, UnderReplicated: c.under,
+	out = storageapi.RepairProgress{Pass: p.pass, Scanned: c.scanned, Total: c.total, UnderReplicated: c.under,
 		Queued: c.queued, Skipped: c.skipped, BytesDone: c.bytesDone, Errors: c.errors,
 		LastError: c.lastError, RateBytesPerS: p.rate.value(time.Now())}
 	if p.running && p.complete {

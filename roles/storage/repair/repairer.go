@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/store"
@@ -173,7 +174,7 @@ func (r *Repairer) RunPass() {
 	}
 }
 
-// Boost sets the pace to bytesPerS (0 pauses) for d ≤ MaxBoost.
+// Boost sets the pace to bytesPerS (0 pauses) for d ≤ storageapi.MaxRepairBoost.
 func (r *Repairer) Boost(bytesPerS int64, d time.Duration) (time.Time, error) {
 	return r.pacer.Boost(bytesPerS, d)
 }
@@ -265,7 +266,7 @@ func (r *Repairer) observedRF() int {
 }
 
 // Progress is the status object of docs/cluster.md §9.
-func (r *Repairer) Progress() Progress {
+func (r *Repairer) Progress() storageapi.RepairProgress {
 	out, skipped, running := r.prog.snapshot()
 	out.BytesPending = r.lanes.pendingBytes() + skipped
 	out.PaceBytesPerS = r.pacer.Pace()

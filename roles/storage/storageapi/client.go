@@ -1,8 +1,10 @@
 // Package storageapi is the storage role's contract (docs/storage.md §2):
 // the Client interface other roles and the CLI use, its HTTP
-// implementation, the wire types of its answers and the scopes the role
-// checks. It imports only httpx, store and runtime; any package may import
-// it, and no package outside roles/storage imports anything else of storage.
+// implementation, the wire types of its answers (and of its repair routes
+// and status on the admin listener, docs/cluster.md §9) and the scopes the
+// role checks. It imports only httpx, store and runtime; any package may
+// import it, and no package outside roles/storage imports anything else of
+// storage.
 package storageapi
 
 import (

@@ -1,4 +1,4 @@
-package storage
+package storagecmd
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ronhq/ron/internal/cli"
-	"github.com/ronhq/ron/roles/storage/repair"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 )
 
 // fakeAdmin is an admin listener that records repair requests.
@@ -37,7 +37,7 @@ func (a *fakeAdmin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		eta := 12.0
 		st := map[string]any{"roles": []any{
 			map[string]any{"name": "index", "details": map[string]any{}},
-			map[string]any{"name": "storage", "details": map[string]any{"repair": repair.Progress{State: "transferring",
+			map[string]any{"name": "storage", "details": map[string]any{"repair": storageapi.RepairProgress{State: "transferring",
 				Pass: 3, Scanned: 10, Total: 10, UnderReplicated: 2, BytesPending: 3 << 20, PaceBytesPerS: 50 << 20, EtaS: &eta,
 				Errors: 1, LastError: "has on b: refused"}}},
 		}}

@@ -1,4 +1,4 @@
-package storage
+package storagecmd
 
 import (
 	"bytes"

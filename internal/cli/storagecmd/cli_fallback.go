@@ -1,4 +1,4 @@
-package storage
+package storagecmd
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/internal/cli"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/verified"
@@ -20,8 +21,6 @@ import (
 
 // Provider fallback of `ron get` (docs/storage.md §9, docs/cluster.md §7).
 const (
-	indexRole      = "index"
-	scopeIndexRead = "index:read"
 	// metaTimeout bounds the index lookup and each outboard fetch.
 	metaTimeout = 10 * time.Second
 	// chunkProgress is how long a provider may take to deliver one 64 KiB
@@ -36,10 +35,10 @@ func indexURL(env cli.Env, flag string) string {
 		return flag
 	}
 	n, err := env.Node()
-	if err != nil || n.Listen[indexRole] == "" {
+	if err != nil || n.Listen[indexapi.RoleName] == "" {
 		return ""
 	}
-	return "http://" + n.Listen[indexRole]
+	return "http://" + n.Listen[indexapi.RoleName]
 }
 
 // getFromProviders answers the server's 404 (notFound) by asking the index
@@ -52,7 +51,7 @@ func getFromProviders(cmd *cobra.Command, env cli.Env, f *cli.Flags, getenv func
 		return notFound
 	}
 	ctx := cmd.Context()
-	addrs, err := providersOf(ctx, base, cliToken(env, f, getenv, scopeIndexRead), id)
+	addrs, err := providersOf(ctx, base, cliToken(env, f, getenv, indexapi.ScopeRead), id)
 	switch {
 	case storageapi.IsNotFound(err):
 		return cli.Exit(cli.ExitFailure, fmt.Errorf("%s: not on the server and the index knows no provider", id))
@@ -93,7 +92,7 @@ func listProviders(ctx context.Context, c *client.Client, id store.ID, noCache b
 		return nil, err
 	}
 	defer resp.Body.Close()
-	addrs, err := decodeProviderAddrs(resp.Body, client.MaxJSONResponse)
+	addrs, err := indexapi.DecodeProviderAddrs(resp.Body, client.MaxJSONResponse)
 	if err != nil {
 		return nil, fmt.Errorf("index answer for the providers of %s: %w", id, err)
 	}

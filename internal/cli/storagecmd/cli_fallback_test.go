@@ -1,4 +1,4 @@
-package storage
+package storagecmd
 
 import (
 	"bytes"
@@ -102,7 +102,7 @@ type fbProxy struct {
 	ranges []string
 }
 
-func newFBProxy(t *testing.T, tr *testRole) *fbProxy {
+func newFBProxy(t *testing.T, tr *storageNode) *fbProxy {
 	t.Helper()
 	u, err := url.Parse(tr.base)
 	if err != nil {
@@ -177,7 +177,7 @@ func fbClosedAddr(t *testing.T) string {
 // fbWorld is a storage without the object (the --server), a storage
 // holding it behind a recording proxy, and the object.
 type fbWorld struct {
-	primary *testRole
+	primary *storageNode
 	holder  *fbProxy
 	body    []byte
 	id      string
@@ -185,7 +185,7 @@ type fbWorld struct {
 
 func newFBWorld(t *testing.T, body []byte) *fbWorld {
 	t.Helper()
-	primary, holder := startRole(t, nil), startRole(t, nil)
+	primary, holder := startStorage(t), startStorage(t)
 	id := holder.put(body, "application/octet-stream")
 	return &fbWorld{primary: primary, holder: newFBProxy(t, holder), body: body, id: id}
 }
@@ -383,7 +383,7 @@ func TestGetFallbackIndexUnreachable(t *testing.T) {
 // TestGetNoFallbackWhenFound: an object on the server is served by it; the
 // index (down here: asking it would fail) is never asked.
 func TestGetNoFallbackWhenFound(t *testing.T) {
-	tr := startRole(t, nil)
+	tr := startStorage(t)
 	id := tr.put([]byte("hello world"), "text/plain")
 	code, stdout, err := fbRun(t, fbEnv(t, ""), "cat", id, "--server", tr.base, "--index", "http://"+fbClosedAddr(t))
 	if code != 0 || string(stdout) != "hello world" {

@@ -1,4 +1,4 @@
-package storage
+package storagecmd
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ronhq/ron/internal/cli"
-	"github.com/ronhq/ron/roles/storage/repair"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime/config"
 )
 
@@ -46,7 +46,7 @@ func repairStatusCommand(env cli.Env, getenv func(string) string, f *repairFlags
 				Roles []struct {
 					Name    string `json:"name"`
 					Details struct {
-						Repair *repair.Progress `json:"repair"`
+						Repair *storageapi.RepairProgress `json:"repair"`
 					} `json:"details"`
 				} `json:"roles"`
 			}
@@ -54,7 +54,7 @@ func repairStatusCommand(env cli.Env, getenv func(string) string, f *repairFlags
 				return err
 			}
 			for _, r := range st.Roles {
-				if r.Name == roleName && r.Details.Repair != nil {
+				if r.Name == storageapi.RoleName && r.Details.Repair != nil {
 					return f.print(cmd.OutOrStdout(), r.Details.Repair, func(w io.Writer) { printRepair(w, r.Details.Repair) })
 				}
 			}
@@ -90,7 +90,7 @@ func repairPaceCommand(env cli.Env, getenv func(string) string, f *repairFlags) 
 			if err != nil {
 				return cli.Exit(cli.ExitFailure, err)
 			}
-			var reply PaceReply
+			var reply storageapi.RepairPaceReply
 			raw, err := f.call(cmd.Context(), env, getenv, http.MethodPost, "/api/v1/repair/pace", body, &reply)
 			if err != nil {
 				return err
@@ -105,16 +105,16 @@ func repairPaceCommand(env cli.Env, getenv func(string) string, f *repairFlags) 
 
 // paceBody builds the pace request from RATE (a size: bytes or KiB/MiB/GiB)
 // and DUR (whole seconds, 1 s–24 h).
-func paceBody(rate string, d time.Duration) (PaceRequest, error) {
+func paceBody(rate string, d time.Duration) (storageapi.RepairPaceRequest, error) {
 	n, err := config.ParseSize(rate)
 	if err != nil {
-		return PaceRequest{}, err
+		return storageapi.RepairPaceRequest{}, err
 	}
-	if d < time.Second || d > repair.MaxBoost || d%time.Second != 0 {
-		return PaceRequest{}, fmt.Errorf("--for must be whole seconds from 1s to 24h, not %s", d)
+	if d < time.Second || d > storageapi.MaxRepairBoost || d%time.Second != 0 {
+		return storageapi.RepairPaceRequest{}, fmt.Errorf("--for must be whole seconds from 1s to 24h, not %s", d)
 	}
 	bps, secs := int64(n), int64(d/time.Second)
-	return PaceRequest{BytesPerS: &bps, DurationS: &secs}, nil
+	return storageapi.RepairPaceRequest{BytesPerS: &bps, DurationS: &secs}, nil
 }
 
 // call sends one request to the admin listener and decodes a 2xx answer
@@ -153,7 +153,7 @@ func (f *repairFlags) printRaw(w io.Writer, raw []byte, line string) error {
 }
 
 // printRepair renders `ron repair status`.
-func printRepair(w io.Writer, p *repair.Progress) {
+func printRepair(w io.Writer, p *storageapi.RepairProgress) {
 	eta, boost := "-", "-"
 	if p.EtaS != nil {
 		eta = (time.Duration(*p.EtaS) * time.Second).String()

@@ -1,4 +1,11 @@
-package storage
+// Package storagecmd is the storage role's command line: `ron put`, `get`,
+// `cat` and `stat` (docs/storage.md §9), which talk to a storage listener,
+// and `ron repair status|run|pace` (docs/cluster.md §9), which talk to the
+// admin listener. It reaches storage only through its contract,
+// roles/storage/storageapi (and the index only through
+// roles/index/indexapi), never the role package itself; internal/cli/root
+// mounts its commands.
+package storagecmd
 
 import (
 	"bytes"
@@ -17,6 +24,7 @@ import (
 
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/internal/cli"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/manifest"
@@ -34,7 +42,7 @@ func Commands(env cli.Env, getenv func(string) string) []*cobra.Command {
 // newCLIClient builds the HTTP client a command uses, with a token minted
 // once on first use.
 func newCLIClient(env cli.Env, f *cli.Flags, getenv func(string) string, scope string) (*storageapi.HTTPClient, error) {
-	url, err := f.ServerURL(env, roleName)
+	url, err := f.ServerURL(env, storageapi.RoleName)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +52,7 @@ func newCLIClient(env cli.Env, f *cli.Flags, getenv func(string) string, scope s
 // cliToken returns a token source for scope, asked once; read scopes are
 // optional (cli.Flags.OnceToken).
 func cliToken(env cli.Env, f *cli.Flags, getenv func(string) string, scope string) func(context.Context) (string, error) {
-	return f.OnceToken(env, getenv, scope, scope == storageapi.ScopeRead || scope == scopeIndexRead)
+	return f.OnceToken(env, getenv, scope, scope == storageapi.ScopeRead || scope == indexapi.ScopeRead)
 }
 
 func putCommand(env cli.Env, getenv func(string) string) *cobra.Command {
@@ -80,7 +88,7 @@ func putCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 			return nil
 		},
 	}
-	f.Register(cmd, roleName)
+	f.Register(cmd, storageapi.RoleName)
 	cmd.Flags().StringVar(&ctype, "type", "", "Content-Type to store (default: from the file extension; none for stdin)")
 	cmd.Flags().BoolVarP(&recursive, "recursive", "r", false, "store every regular file under DIR, then its ManifestV1; print the manifest's id")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "with -r: also print one `id path` line per file")
@@ -226,7 +234,7 @@ func getCommand(env cli.Env, getenv func(string) string, cat bool) *cobra.Comman
 			return cli.Classify(getObject(cmd, env, &f, getenv, id, out, !cat, index))
 		},
 	}
-	f.Register(cmd, roleName)
+	f.Register(cmd, storageapi.RoleName)
 	cmd.Flags().StringVar(&index, "index", "", "index base URL asked for other providers on a 404 "+
 		"(default: the configured local index listener, when the node runs the index role)")
 	if !cat {
@@ -350,7 +358,7 @@ func statCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 			return nil
 		},
 	}
-	f.Register(cmd, roleName)
+	f.Register(cmd, storageapi.RoleName)
 	return cmd
 }
 
