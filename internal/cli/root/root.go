@@ -9,10 +9,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ronhq/ron/internal/cli"
+	"github.com/ronhq/ron/internal/cli/registrycmd"
 	"github.com/ronhq/ron/internal/node"
 	"github.com/ronhq/ron/roles/edge/packcli"
 	"github.com/ronhq/ron/roles/index"
-	"github.com/ronhq/ron/roles/registry"
 	"github.com/ronhq/ron/roles/storage"
 	"github.com/ronhq/ron/runtime/config"
 )
@@ -50,7 +50,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.AddCommand(a.serveCommand(), a.statusCommand(), rolesCommand(), a.configCommand(),
 		a.versionCommand(), a.tokenCommand(), a.doctorCommand(), a.clusterCommand(), packcli.Command())
 	for _, cmds := range [][]*cobra.Command{storage.Commands(env, a.getenv), storage.RepairCommands(env, a.getenv),
-		index.Commands(env, a.getenv), registry.Commands(env, a.getenv)} {
+		index.Commands(env, a.getenv), registrycmd.Commands(env, a.getenv)} {
 		root.AddCommand(cmds...)
 	}
 	return root
