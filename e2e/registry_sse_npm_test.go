@@ -22,9 +22,9 @@ import (
 
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/internal/tooltest"
-	"github.com/ronhq/ron/roles/registry"
 	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
+	"github.com/ronhq/ron/roles/registry/regstore"
 )
 
 // Limits of the npm EventSource test. They bound polls and waits; a healthy
@@ -306,7 +306,7 @@ func newNpmWriter(t *testing.T, n *node) *npmWriter {
 // npmDevSigner reads <data>/keys/registry-dev-signer.key.
 func npmDevSigner(t *testing.T, n *node) (string, ed25519.PrivateKey) {
 	t.Helper()
-	raw, err := os.ReadFile(registry.DevSignerPath(n.dataDir))
+	raw, err := os.ReadFile(regstore.DevSignerPath(n.dataDir))
 	if err != nil {
 		t.Fatalf("dev signer key: %v", err)
 	}

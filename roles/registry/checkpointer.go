@@ -3,55 +3,20 @@ package registry
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/roles/registry/committer"
+	"github.com/ronhq/ron/roles/registry/regstore"
 	"github.com/ronhq/ron/roles/registry/segment"
 	"github.com/ronhq/ron/roles/registry/tiles"
 	"github.com/ronhq/ron/runtime"
 )
 
-// extendChunk is the most leaves one tree append (one signed checkpoint,
-// one tlog.db transaction) takes.
-const extendChunk = 256
-
 // checkpointRetry is the pause policy after a failed round.
 var checkpointRetry = runtime.Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second, Factor: 2, Jitter: 0.2}
-
-// errTreeAhead: the checkpoint covers more leaves than HEAD + 1, so the
-// log lost a covered entry.
-var errTreeAhead = errors.New("registry: the checkpoint covers versions beyond HEAD")
-
-// extendTree appends the log's versions [tree.Size(), head] to the tree,
-// extendChunk leaves per signed checkpoint (each one fsynced tlog.db
-// transaction under storeTimeout), and returns the published checkpoint.
-func extendTree(ctx context.Context, tree *tiles.Tree, log *segment.Log, head uint64) (tiles.Checkpoint, error) {
-	if tree.Size() > head+1 {
-		return tiles.Checkpoint{}, fmt.Errorf("%w: size %d, HEAD %d", errTreeAhead, tree.Size(), head)
-	}
-	for size := tree.Size(); size <= head; size = tree.Size() {
-		to := min(head, size+extendChunk-1)
-		leaves := make([][]byte, 0, to-size+1)
-		err := log.Scan(size, to, func(rec segment.Record) error {
-			leaves = append(leaves, rec.Artifact)
-			return nil
-		})
-		if err != nil {
-			return tiles.Checkpoint{}, fmt.Errorf("registry: read versions %d–%d: %w", size, to, err)
-		}
-		actx, cancel := context.WithTimeout(ctx, storeTimeout)
-		_, err = tree.Append(actx, leaves)
-		cancel()
-		if err != nil {
-			return tiles.Checkpoint{}, err
-		}
-	}
-	return tree.Checkpoint(), nil
-}
 
 // checkpointer is the worker registry-checkpointer (docs/registry.md §5): woken by
 // commits, each round covers every durable version up to HEAD with a new
@@ -137,7 +102,7 @@ func (c *checkpointer) round(ctx context.Context) {
 		if c.pending.IsZero() {
 			c.pending = began
 		}
-		if _, err := extendTree(ctx, c.tree, c.log, head); err != nil {
+		if _, err := regstore.ExtendTree(ctx, c.tree, c.log, head); err != nil {
 			c.failed(ctx, err)
 		} else {
 			c.signed(began)
@@ -172,7 +137,7 @@ func (c *checkpointer) failed(ctx context.Context, err error) {
 	switch {
 	case errors.Is(err, tiles.ErrSplitView):
 		c.halt(mismatchf(c.tree.Size(), checkSplitView, "refusing to sign: %v", err))
-	case errors.Is(err, tiles.ErrCorrupt), errors.Is(err, errTreeAhead):
+	case errors.Is(err, tiles.ErrCorrupt), errors.Is(err, regstore.ErrTreeAhead):
 		c.halt(mismatchf(c.tree.Size(), checkRoot, "refusing to sign: %v", err))
 	case errors.As(err, &ce):
 		c.halt(readFailure(ce.Version, err))
@@ -202,7 +167,7 @@ func (c *checkpointer) final(ctx context.Context) error {
 	if c.halted.Load() || ctx.Err() != nil {
 		return nil
 	}
-	if _, err := extendTree(ctx, c.tree, c.log, c.com.Head().Version); err != nil {
+	if _, err := regstore.ExtendTree(ctx, c.tree, c.log, c.com.Head().Version); err != nil {
 		return err
 	}
 	c.signedAt.Store(c.now().UnixNano())

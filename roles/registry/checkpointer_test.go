@@ -15,6 +15,7 @@ import (
 	"github.com/ronhq/ron/roles/registry/committer"
 	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
+	"github.com/ronhq/ron/roles/registry/regstore"
 	"github.com/ronhq/ron/roles/registry/segment"
 	"github.com/ronhq/ron/roles/registry/tiles"
 	"github.com/ronhq/ron/store/kv"
@@ -57,7 +58,7 @@ func newBench(t *testing.T, cfg Config) *bench {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := descriptor.Genesis((&devSigner{id: b.k.id, key: b.k.priv}).trustRoots(), time.Now())
+	g, err := descriptor.Genesis((&regstore.DevSigner{ID: b.k.id, Key: b.k.priv}).TrustRoots(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestExtendTreeAhead(t *testing.T) {
 		b := newBench(t, testConfig())
 		b.commit(t)
 		synctest.Wait()
-		if _, err := extendTree(t.Context(), b.tree, b.log, 0); !errors.Is(err, errTreeAhead) {
+		if _, err := regstore.ExtendTree(t.Context(), b.tree, b.log, 0); !errors.Is(err, regstore.ErrTreeAhead) {
 			t.Fatalf("got %v", err)
 		}
 	})

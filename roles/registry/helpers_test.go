@@ -21,6 +21,7 @@ import (
 	"github.com/ronhq/ron/roles/registry/httpapi"
 	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
+	"github.com/ronhq/ron/roles/registry/regstore"
 	"github.com/ronhq/ron/roles/registry/segment"
 	"github.com/ronhq/ron/runtime"
 )
@@ -283,7 +284,7 @@ func (n *node) metric(name string) float64 {
 // forward. See seedRecords.
 func seedLog(t *testing.T, dataDir string, signers []signerKey, m int, last uint64, segRecords int) {
 	t.Helper()
-	l, _, err := segment.Open(filepath.Join(dataDir, registryDir, logDir),
+	l, _, err := segment.Open(filepath.Join(dataDir, regstore.DirName, regstore.LogDirName),
 		segment.Options{SegmentRecords: segRecords, DurableHead: -1})
 	if err != nil {
 		t.Fatal(err)

@@ -3,32 +3,29 @@ package registry
 import (
 	"context"
 	"fmt"
-	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/roles/registry/committer"
-	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
+	"github.com/ronhq/ron/roles/registry/regstore"
 	"github.com/ronhq/ron/roles/registry/tiles"
 )
 
 // spec is the store spec of cfg for this role.
-func (r *Role) spec(cfg Config) storeSpec {
-	return storeSpec{dataDir: r.opt.DataDir, amnesia: r.opt.Amnesia, origin: cfg.LogOrigin,
-		segmentRecords: cfg.SegmentRecords}
+func (r *Role) spec(cfg Config) regstore.Spec {
+	return regstore.Spec{DataDir: r.opt.DataDir, Amnesia: r.opt.Amnesia, Origin: cfg.LogOrigin,
+		SegmentRecords: cfg.SegmentRecords}
 }
 
 // openAll opens the stores, bootstraps or recovers the log, and opens the
 // committer and the tree (Start step 1). On error nothing stays open.
 func (r *Role) openAll(ctx context.Context, cfg Config) error {
 	spec := r.spec(cfg)
-	st, err := openStores(ctx, spec)
+	st, err := regstore.Open(ctx, spec)
 	if err != nil {
 		return err
 	}
 	r.st = st
 	if err := r.openCore(ctx, cfg, spec); err != nil {
-		_ = st.close()
+		_ = st.Close()
 		return err
 	}
 	r.open.Store(true)
@@ -37,13 +34,13 @@ func (r *Role) openAll(ctx context.Context, cfg Config) error {
 
 // openCore bootstraps (when no log exists), opens the committer over the
 // recovered log and the tree over tlog.db, and builds the workers.
-func (r *Role) openCore(ctx context.Context, cfg Config, spec storeSpec) error {
+func (r *Role) openCore(ctx context.Context, cfg Config, spec regstore.Spec) error {
 	plan, err := r.bootstrap(ctx, cfg, spec)
 	if err != nil {
 		return err
 	}
 	r.logRecovery()
-	com, err := committer.Open(ctx, r.committerOptions(cfg), plan.genesis, r.st.rec)
+	com, err := committer.Open(ctx, r.committerOptions(cfg), plan.genesis, r.st.Rec)
 	if err != nil {
 		return fmt.Errorf("registry: open committer: %w", err)
 	}
@@ -52,9 +49,9 @@ func (r *Role) openCore(ctx context.Context, cfg Config, spec storeSpec) error {
 		plan.dev = devSignerOf(spec, com.Head().Set)
 	}
 	r.dev = plan.dev
-	tctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	tctx, cancel := context.WithTimeout(ctx, regstore.StoreTimeout)
 	defer cancel()
-	if r.tree, err = tiles.OpenTree(tctx, r.st.tlogDB, r.st.key); err != nil {
+	if r.tree, err = tiles.OpenTree(tctx, r.st.TlogDB, r.st.Key); err != nil {
 		return fmt.Errorf("registry: open tlog.db: %w", err)
 	}
 	r.buildWorkers()
@@ -68,7 +65,7 @@ func (r *Role) openCore(ctx context.Context, cfg Config, spec storeSpec) error {
 
 // committerOptions are the committer's options over the opened stores.
 func (r *Role) committerOptions(cfg Config) committer.Options {
-	opt := committer.Options{Log: r.st.log, DB: r.st.regDB, Now: r.now, Metrics: r.opt.Metrics, Logger: r.opt.Log,
+	opt := committer.Options{Log: r.st.Log, DB: r.st.RegDB, Now: r.now, Metrics: r.opt.Metrics, Logger: r.opt.Log,
 		OnCommit: r.onCommit, CPU: r.cpu, Limits: func() committer.Limits { return r.config().limits() }}
 	opt.QueueCapacity.Proposals = cfg.QueueProposals
 	opt.QueueCapacity.Approvals = cfg.QueueApprovals
@@ -79,13 +76,13 @@ func (r *Role) committerOptions(cfg Config) committer.Options {
 // bootstrap returns the genesis plan: nothing when a log exists (warning
 // when configured trust roots differ from its genesis), else trust roots
 // or the dev signer.
-func (r *Role) bootstrap(ctx context.Context, cfg Config, spec storeSpec) (genesisPlan, error) {
-	empty, err := r.st.empty(ctx)
+func (r *Role) bootstrap(ctx context.Context, cfg Config, spec regstore.Spec) (genesisPlan, error) {
+	empty, err := r.st.Empty(ctx)
 	if err != nil {
 		return genesisPlan{}, fmt.Errorf("registry: read HEAD: %w", err)
 	}
 	if !empty {
-		r.warnTrustRoots(cfg, r.st.log)
+		r.warnTrustRoots(cfg, r.st.Log)
 		return genesisPlan{}, nil
 	}
 	return planGenesis(cfg, spec, r.now())
@@ -93,7 +90,7 @@ func (r *Role) bootstrap(ctx context.Context, cfg Config, spec storeSpec) (genes
 
 // logRecovery logs and audits a truncated torn tail.
 func (r *Role) logRecovery() {
-	if rec := r.st.rec; rec.Truncated > 0 {
+	if rec := r.st.Rec; rec.Truncated > 0 {
 		r.met.audit(eventTruncate)
 		r.log.Info().Str("event", eventTruncate).Int64("bytes", rec.Truncated).Int("records_beyond_head", len(rec.Beyond)).
 			Msg("registry log recovery cut a torn tail")
@@ -103,26 +100,26 @@ func (r *Role) logRecovery() {
 // announce logs the dev signer and amnesia warnings.
 func (r *Role) announce() {
 	if r.dev != nil {
-		ev := r.log.Warn().Str("signer", r.dev.id).Str("quorum", "1 of 1")
-		if r.dev.path != "" {
-			ev = ev.Str("key_file", r.dev.path)
+		ev := r.log.Warn().Str("signer", r.dev.ID).Str("quorum", "1 of 1")
+		if r.dev.Path != "" {
+			ev = ev.Str("key_file", r.dev.Path)
 		}
 		ev.Msg("registry runs on the dev signer: anyone with its key controls the control plane; not for production")
 	}
 	if r.opt.Amnesia {
-		r.log.Warn().Str("verifier_key", r.st.key.VerifierKey()).
+		r.log.Warn().Str("verifier_key", r.st.Key.VerifierKey()).
 			Msg("registry amnesia: history, keys and checkpoints are RAM-only; this log identity ends with the process")
 	}
 }
 
 // buildWorkers builds the checkpointer, deep verifier and retention.
 func (r *Role) buildWorkers() {
-	r.ver = newVerifier(r.st.log, r.tree, r.config, r.met, r.verifyFailed)
+	r.ver = newVerifier(r.st.Log, r.tree, r.config, r.met, r.verifyFailed)
 	r.ver.now, r.ver.logger = r.now, r.log
-	r.ckpt = &checkpointer{log: r.st.log, tree: r.tree, com: r.com, cfg: r.config, now: r.now, met: r.met,
+	r.ckpt = &checkpointer{log: r.st.Log, tree: r.tree, com: r.com, cfg: r.config, now: r.now, met: r.met,
 		logger: r.log, fail: r.verifyFailed, published: r.ver.notify, wake: make(chan struct{}, 1), progress: newSignal()}
 	r.ckpt.signedAt.Store(r.now().UnixNano())
-	r.ret = &retention{log: r.st.log, db: r.st.regDB, tree: r.tree, com: r.com, through: r.ver.Through,
+	r.ret = &retention{log: r.st.Log, db: r.st.RegDB, tree: r.tree, com: r.com, through: r.ver.Through,
 		cfg: r.config, now: r.now, met: r.met, logger: r.log}
 }
 
@@ -130,7 +127,7 @@ func (r *Role) buildWorkers() {
 // − 1 to HEAD get every deep-verifier check, and the checkpoint its
 // signature and root check. It reports whether all passed.
 func (r *Role) verifyTail() bool {
-	log, head := r.st.log, r.com.Head().Version
+	log, head := r.st.Log, r.com.Head().Version
 	from := max(r.tree.Size(), 1) - 1
 	from = max(from, log.MinIndex())
 	prev := r.anchorLink(from)
@@ -166,10 +163,10 @@ func (r *Role) verifyTail() bool {
 // from−1's, or nil when from is the anchor (genesis or min_index) or
 // from−1 is unusable.
 func (r *Role) anchorLink(from uint64) *link {
-	if from == 0 || from <= r.st.log.MinIndex() {
+	if from == 0 || from <= r.st.Log.MinIndex() {
 		return nil
 	}
-	rec, err := r.st.log.Read(from - 1)
+	rec, err := r.st.Log.Read(from - 1)
 	if err != nil {
 		return nil
 	}
@@ -186,7 +183,7 @@ func (r *Role) catchUp(ctx context.Context, tailOK bool) {
 		return
 	}
 	size := r.tree.Size()
-	if _, err := extendTree(ctx, r.tree, r.st.log, r.com.Head().Version); err != nil {
+	if _, err := regstore.ExtendTree(ctx, r.tree, r.st.Log, r.com.Head().Version); err != nil {
 		r.ckpt.failed(ctx, err)
 		return
 	}
@@ -229,27 +226,8 @@ func (r *Role) registerGauges() {
 	r.met.register()
 	r.met.gauge("registry_checkpoint_size", func() float64 { return float64(r.tree.Size()) })
 	r.met.gauge("registry_checkpoint_age_seconds", func() float64 { return r.ckpt.age().Seconds() })
-	r.met.gauge("registry_min_index", func() float64 { return float64(st.log.MinIndex()) })
-	r.met.gauge("registry_storage_bytes", func() float64 { return float64(st.bytes()) })
-	r.met.gauge("registry_log_segments", func() float64 { return float64(len(st.log.Segments())) })
+	r.met.gauge("registry_min_index", func() float64 { return float64(st.Log.MinIndex()) })
+	r.met.gauge("registry_storage_bytes", func() float64 { return float64(st.Bytes()) })
+	r.met.gauge("registry_log_segments", func() float64 { return float64(len(st.Log.Segments())) })
 	r.met.gauge("registry_verified_version", func() float64 { return float64(r.ver.Through()) })
-}
-
-// writeGenesis is InitStore's core: append genesis through the committer
-// (durably, registry.db included) and sign the first checkpoint.
-func writeGenesis(ctx context.Context, st *stores, g *descriptor.Set) error {
-	com, err := committer.Open(ctx, committer.Options{Log: st.log, DB: st.regDB, Now: time.Now, Logger: zerolog.Nop()}, g, st.rec)
-	if err != nil {
-		return fmt.Errorf("registry init: %w", err)
-	}
-	tctx, cancel := context.WithTimeout(ctx, storeTimeout)
-	defer cancel()
-	tree, err := tiles.OpenTree(tctx, st.tlogDB, st.key)
-	if err != nil {
-		return fmt.Errorf("registry init: open tlog.db: %w", err)
-	}
-	if _, err := extendTree(ctx, tree, st.log, com.Head().Version); err != nil {
-		return fmt.Errorf("registry init: first checkpoint: %w", err)
-	}
-	return nil
 }

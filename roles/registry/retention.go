@@ -9,6 +9,7 @@ import (
 
 	"github.com/ronhq/ron/roles/registry/committer"
 	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
+	"github.com/ronhq/ron/roles/registry/regstore"
 	"github.com/ronhq/ron/roles/registry/segment"
 	"github.com/ronhq/ron/roles/registry/tiles"
 	"github.com/ronhq/ron/runtime"
@@ -60,7 +61,7 @@ func (t *retention) round(ctx context.Context) (int, error) {
 	if cut <= t.log.MinIndex() {
 		return 0, nil
 	}
-	sctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	sctx, cancel := context.WithTimeout(ctx, regstore.StoreTimeout)
 	err := committer.SetMinIndex(sctx, t.db, cut)
 	cancel()
 	if err != nil {

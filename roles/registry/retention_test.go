@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/roles/registry/committer"
+	"github.com/ronhq/ron/roles/registry/regstore"
 	"github.com/ronhq/ron/roles/registry/tiles"
 	"github.com/ronhq/ron/store/kv/memkv"
 )
@@ -114,8 +115,8 @@ func retentionByCount(t *testing.T, n *node, dir string, cfg Config) {
 	if got, err := ret.round(t.Context()); got != 1 || err != nil {
 		t.Fatalf("pruned %d segments, %v; want the first", got, err)
 	}
-	if mi, err := committer.MinIndex(t.Context(), n.st.regDB); err != nil || mi != 256 || n.st.log.MinIndex() != 256 {
-		t.Fatalf("min_index %d (%v), log %d", mi, err, n.st.log.MinIndex())
+	if mi, err := committer.MinIndex(t.Context(), n.st.RegDB); err != nil || mi != 256 || n.st.Log.MinIndex() != 256 {
+		t.Fatalf("min_index %d (%v), log %d", mi, err, n.st.Log.MinIndex())
 	}
 	for path, want := range map[string]int{"/registry/255": http.StatusGone, "/registry/0": http.StatusGone,
 		"/registry/256": http.StatusOK, "/registry/log/tile/entries/000": http.StatusGone,
@@ -137,8 +138,8 @@ func retentionByCount(t *testing.T, n *node, dir string, cfg Config) {
 
 	again := startNode(t, testOptions(t, cfg, dir), n.signers, 1)
 	again.waitVerified()
-	if again.st.log.MinIndex() != 256 || again.lastFailure.Load() != nil || !again.statusBody().WriteReady {
-		t.Fatalf("after restart: min_index %d, failure %v", again.st.log.MinIndex(), again.lastFailure.Load())
+	if again.st.Log.MinIndex() != 256 || again.lastFailure.Load() != nil || !again.statusBody().WriteReady {
+		t.Fatalf("after restart: min_index %d, failure %v", again.st.Log.MinIndex(), again.lastFailure.Load())
 	}
 	again.commit("after pruning")
 	again.waitVerified()
@@ -150,7 +151,7 @@ func TestRetentionAmnesia(t *testing.T) {
 	if n.tasks.Running() != 3 { // committer, checkpointer, verifier
 		t.Fatalf("%d workers running", n.tasks.Running())
 	}
-	if !strings.HasPrefix(n.st.dir, amnesiaRoot) {
-		t.Fatalf("amnesia stores in %s", n.st.dir)
+	if !strings.HasPrefix(n.st.Dir, regstore.AmnesiaRoot) {
+		t.Fatalf("amnesia stores in %s", n.st.Dir)
 	}
 }

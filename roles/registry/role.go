@@ -19,6 +19,7 @@ import (
 	"github.com/ronhq/ron/roles/registry/committer"
 	"github.com/ronhq/ron/roles/registry/httpapi"
 	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/regstore"
 	"github.com/ronhq/ron/roles/registry/tiles"
 	"github.com/ronhq/ron/runtime"
 )
@@ -53,7 +54,7 @@ type Role struct {
 	now   func() time.Time
 	cpu   chan struct{} // CPU semaphore for signature checks
 
-	st     *stores
+	st     *regstore.Stores
 	com    *committer.Committer
 	tree   *tiles.Tree
 	api    *httpapi.API
@@ -61,7 +62,7 @@ type Role struct {
 	ckpt   *checkpointer
 	ver    *verifier
 	ret    *retention
-	dev    *devSigner
+	dev    *regstore.DevSigner
 
 	applyMu     sync.Mutex  // serialises Apply
 	running     atomic.Bool // Start finished: every field above is set
@@ -123,7 +124,7 @@ func (r *Role) DevSigner() (id string, key ed25519.PrivateKey, ok bool) {
 	if r.dev == nil {
 		return "", nil, false
 	}
-	return r.dev.id, r.dev.key, true
+	return r.dev.ID, r.dev.Key, true
 }
 
 // Addr is the bound listener address after Start, the configured one
@@ -163,21 +164,21 @@ func (r *Role) Start(ctx context.Context) error {
 	r.catchUp(ctx, ok)
 	if err := r.serve(cfg); err != nil {
 		r.open.Store(false)
-		_ = r.st.close()
+		_ = r.st.Close()
 		return err
 	}
 	r.startWorkers()
 	r.awaitWriter(ctx)
 	r.running.Store(true)
-	r.log.Info().Str("listen", r.Addr()).Uint64("head", r.com.Head().Version).Str("origin", r.st.key.Origin()).
+	r.log.Info().Str("listen", r.Addr()).Uint64("head", r.com.Head().Version).Str("origin", r.st.Key.Origin()).
 		Strs("write_unready", r.com.WriteUnready()).Msg("registry listening")
 	return nil
 }
 
 // serve builds the API and the listener with its routes and binds it.
 func (r *Role) serve(cfg Config) error {
-	r.api = httpapi.New(httpapi.Options{Committer: r.com, Tree: r.tree, Log: r.st.log, Keys: r.opt.Keys,
-		Settings: r.settings, Status: r.status, MinIndex: r.st.log.MinIndex, Now: r.now,
+	r.api = httpapi.New(httpapi.Options{Committer: r.com, Tree: r.tree, Log: r.st.Log, Keys: r.opt.Keys,
+		Settings: r.settings, Status: r.status, MinIndex: r.st.Log.MinIndex, Now: r.now,
 		Metrics: r.opt.Metrics, Logger: r.opt.Log})
 	r.server = httpx.NewServer(httpx.ServerOptions{Role: roleName, Addr: cfg.Listen, Log: r.log,
 		Metrics: r.opt.Metrics.Set(), Limits: cfg.Ingress.Limits(), Streaming: httpapi.Streaming, LongLived: httpapi.Streaming})
@@ -286,7 +287,7 @@ func (r *Role) Stop(ctx context.Context) error {
 		}
 	}
 	r.open.Store(false)
-	return r.st.close()
+	return r.st.Close()
 }
 
 // Ready reports read readiness (/readyz): stores open and not draining.

@@ -8,15 +8,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/ronhq/ron/roles/registry/committer"
 	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
+	"github.com/ronhq/ron/roles/registry/regstore"
 	"github.com/ronhq/ron/roles/registry/tiles"
 	"github.com/ronhq/ron/runtime"
-	"github.com/ronhq/ron/store/kv/bolt"
 )
 
 func TestAmnesiaDevSigner(t *testing.T) {
@@ -25,12 +24,12 @@ func TestAmnesiaDevSigner(t *testing.T) {
 	defer sub.Close()
 	n := startNode(t, opt, nil, 0)
 	id, key, ok := n.DevSigner()
-	if !ok || id != DevSignerID || len(key) == 0 {
+	if !ok || id != regstore.DevSignerID || len(key) == 0 {
 		t.Fatalf("DevSigner() = %q, %d bytes, %v", id, len(key), ok)
 	}
 	st := n.statusBody()
 	if !st.DevSigner || !st.Amnesia || !st.WriteReady || !st.ReadReady || st.Quorum.M != 1 || st.Quorum.N != 1 ||
-		!slices.Equal(st.Signers, []string{DevSignerID}) || st.Checkpoint.Size != 1 {
+		!slices.Equal(st.Signers, []string{regstore.DevSignerID}) || st.Checkpoint.Size != 1 {
 		t.Fatalf("status at start: %+v", st)
 	}
 	var last registryapi.Committed
@@ -76,9 +75,9 @@ func TestDiskTrustRootsRestart(t *testing.T) {
 	n.waitCovered()
 	cp := n.tree.Checkpoint()
 	n.stop()
-	checkMode(t, filepath.Join(dir, registryDir), 0o700)
+	checkMode(t, filepath.Join(dir, regstore.DirName), 0o700)
 	checkMode(t, tiles.LogKeyPath(dir), 0o600)
-	if _, err := os.Stat(DevSignerPath(dir)); !os.IsNotExist(err) {
+	if _, err := os.Stat(regstore.DevSignerPath(dir)); !os.IsNotExist(err) {
 		t.Fatalf("dev signer key written with trust roots: %v", err)
 	}
 
@@ -122,17 +121,17 @@ func TestExistingLogIgnoresTrustRoots(t *testing.T) {
 	if st := again.statusBody(); st.Quorum.N != 2 || !st.WriteReady {
 		t.Fatalf("the existing genesis must win: %+v", st)
 	}
-	if d := compareTrustRoots(again.st.log, mustTrustRoots(t, other)); d == "" {
+	if d := compareTrustRoots(again.st.Log, mustTrustRoots(t, other)); d == "" {
 		t.Fatal("differing trust roots compare equal")
 	}
-	if d := compareTrustRoots(again.st.log, mustTrustRoots(t, trPath)); d != "" {
+	if d := compareTrustRoots(again.st.Log, mustTrustRoots(t, trPath)); d != "" {
 		t.Fatalf("the genesis trust roots differ: %s", d)
 	}
 }
 
 func mustTrustRoots(t *testing.T, path string) descriptor.TrustRoots {
 	t.Helper()
-	tr, err := loadTrustRoots(path, "")
+	tr, err := regstore.LoadTrustRoots(path, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,10 +144,10 @@ func TestDevSignerOnDisk(t *testing.T) {
 	_, key, _ := n.DevSigner()
 	n.commit("dev")
 	n.stop()
-	checkMode(t, DevSignerPath(dir), 0o600)
+	checkMode(t, regstore.DevSignerPath(dir), 0o600)
 	again := startNode(t, testOptions(t, testConfig(), dir), nil, 0)
 	id, key2, ok := again.DevSigner()
-	if !ok || id != DevSignerID || !key.Equal(key2) {
+	if !ok || id != regstore.DevSignerID || !key.Equal(key2) {
 		t.Fatal("the dev signer did not survive the restart")
 	}
 	if st := again.statusBody(); !st.DevSigner || st.Head.Version != 1 {
@@ -199,7 +198,7 @@ func TestOriginFixed(t *testing.T) {
 	cfg := testConfig()
 	cfg.LogOrigin = "registry.example.com/ron"
 	n := startNode(t, testOptions(t, cfg, dir), nil, 0)
-	if got := n.st.key.Origin(); got != cfg.LogOrigin {
+	if got := n.st.Key.Origin(); got != cfg.LogOrigin {
 		t.Fatalf("origin %q", got)
 	}
 	n.stop()
@@ -210,7 +209,7 @@ func TestOriginFixed(t *testing.T) {
 	}
 	cfg.LogOrigin = ""
 	again := startNode(t, testOptions(t, cfg, dir), nil, 0)
-	if got := again.st.key.Origin(); got != "registry.example.com/ron" {
+	if got := again.st.Key.Origin(); got != "registry.example.com/ron" {
 		t.Fatalf("origin after an empty log_origin: %q", got)
 	}
 	code, body := again.get("/registry/log/checkpoint")
@@ -221,51 +220,23 @@ func TestOriginFixed(t *testing.T) {
 
 func TestDefaultOrigin(t *testing.T) {
 	n := startNode(t, testOptions(t, testConfig(), ""), nil, 0)
-	if want := tiles.DefaultOrigin(n.st.key.PublicKey()); n.st.key.Origin() != want {
-		t.Fatalf("origin %q, want %q", n.st.key.Origin(), want)
+	if want := tiles.DefaultOrigin(n.st.Key.PublicKey()); n.st.Key.Origin() != want {
+		t.Fatalf("origin %q, want %q", n.st.Key.Origin(), want)
 	}
-}
-
-func TestLockedStore(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, registryDir), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, registryDir, registryDB)
-	held, err := bolt.Open(path, bolt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer held.Close()
-	trPath, _ := writeTrustRoots(t, t.TempDir(), newSigners(t, 1), 1)
-	synctest.Test(t, func(t *testing.T) {
-		start := time.Now()
-		_, err := openStores(t.Context(), storeSpec{dataDir: dir, segmentRecords: 1024})
-		want := "registry database locked by another process: " + path
-		if err == nil || err.Error() != want {
-			t.Fatalf("got %v, want %q", err, want)
-		}
-		if time.Since(start) < openTimeout {
-			t.Fatalf("gave up after %v, want the %v open timeout", time.Since(start), openTimeout)
-		}
-		if _, err := InitStore(t.Context(), dir, trPath, "", time.Now()); err == nil || err.Error() != want {
-			t.Fatalf("InitStore on a locked store: %v", err)
-		}
-	})
 }
 
 func TestInitStore(t *testing.T) {
 	dir := t.TempDir()
 	signers := newSigners(t, 3)
 	trPath, _ := writeTrustRoots(t, t.TempDir(), signers, 2)
-	res, err := InitStore(t.Context(), dir, trPath, "init.example/ron", time.Now())
+	res, err := regstore.Init(t.Context(), dir, trPath, "init.example/ron", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(res.VerifierKey, "init.example/ron+") || !strings.HasPrefix(res.PayloadB3, "b3:") {
 		t.Fatalf("result %+v", res)
 	}
-	if _, err := InitStore(t.Context(), dir, trPath, "", time.Now()); err == nil || !strings.Contains(err.Error(), "already exists") {
+	if _, err := regstore.Init(t.Context(), dir, trPath, "", time.Now()); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Fatalf("second init: %v", err)
 	}
 	cfg := testConfig()
@@ -274,23 +245,10 @@ func TestInitStore(t *testing.T) {
 	if h := n.com.Head(); h.Version != 0 || h.PayloadB3 != res.PayloadB3 {
 		t.Fatalf("HEAD %d %s, want genesis %s", h.Version, h.PayloadB3, res.PayloadB3)
 	}
-	if n.tree.Size() != 1 || n.st.key.VerifierKey() != res.VerifierKey {
-		t.Fatalf("checkpoint size %d, key %s", n.tree.Size(), n.st.key.VerifierKey())
+	if n.tree.Size() != 1 || n.st.Key.VerifierKey() != res.VerifierKey {
+		t.Fatalf("checkpoint size %d, key %s", n.tree.Size(), n.st.Key.VerifierKey())
 	}
 	n.commit("after init")
-}
-
-func TestInitStoreBadInput(t *testing.T) {
-	if _, err := InitStore(t.Context(), t.TempDir(), "", "", time.Now()); err == nil {
-		t.Fatal("init without trust roots")
-	}
-	if _, err := InitStore(t.Context(), t.TempDir(), filepath.Join(t.TempDir(), "none.json"), "", time.Now()); err == nil {
-		t.Fatal("init with a missing file")
-	}
-	trPath, _ := writeTrustRoots(t, t.TempDir(), newSigners(t, 1), 1)
-	if _, err := InitStore(t.Context(), t.TempDir(), trPath, "bad origin", time.Now()); err == nil {
-		t.Fatal("init with a bad origin")
-	}
 }
 
 func TestReadinessAndDrain(t *testing.T) {

@@ -31,7 +31,7 @@ func (r *Role) status() registryapi.Status {
 		Quorum:              registryapi.Quorum{M: h.Set.Quorum.M, N: h.Set.Quorum.N},
 		Signers:             signers,
 		Checkpoint:          registryapi.CheckpointStatus{Size: r.tree.Size(), AgeS: int64(r.ckpt.age() / time.Second)},
-		MinIndex:            r.st.log.MinIndex(),
+		MinIndex:            r.st.Log.MinIndex(),
 		OpenProposals:       len(r.com.OpenProposals()),
 		Verifier:            r.verifierStatus(),
 	}
@@ -69,7 +69,7 @@ func (r *Role) Details() any {
 		"min_index": s.MinIndex, "open_proposals": s.OpenProposals,
 		"verified_through": s.Verifier.VerifiedThrough,
 	}
-	d["origin"] = r.st.key.Origin()
+	d["origin"] = r.st.Key.Origin()
 	return d
 }
 

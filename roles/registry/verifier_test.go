@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/roles/registry/committer"
+	"github.com/ronhq/ron/roles/registry/regstore"
 	"github.com/ronhq/ron/roles/registry/segment"
 	"github.com/ronhq/ron/roles/registry/tiles"
 	"github.com/ronhq/ron/store/kv"
@@ -31,7 +32,7 @@ import (
 func tamperRecord(t *testing.T, dataDir string, v uint64, segRecords int, edit func([]byte), fixCRC bool) {
 	t.Helper()
 	first := v / uint64(segRecords) * uint64(segRecords)
-	path := filepath.Join(dataDir, registryDir, logDir, segment.SegmentName(first))
+	path := filepath.Join(dataDir, regstore.DirName, regstore.LogDirName, segment.SegmentName(first))
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -214,7 +215,7 @@ func TestSplitView(t *testing.T) {
 	n.commit("b")
 	n.waitVerified() // the verifier has checked this checkpoint: it will not look at the tiles again
 	size := n.tree.Size()
-	err := n.st.tlogDB.Update(t.Context(), func(tx kv.Tx) error {
+	err := n.st.TlogDB.Update(t.Context(), func(tx kv.Tx) error {
 		b := tx.Bucket("tiles")
 		key := make([]byte, 9) // level 0, tile 0
 		tile := bytes.Clone(b.Get(key))
@@ -256,7 +257,7 @@ func memChain(t *testing.T, recs []segment.Record) (*segment.MemFS, *segment.Log
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := extendTree(t.Context(), tree, l, uint64(len(recs)-1)); err != nil {
+	if _, err := regstore.ExtendTree(t.Context(), tree, l, uint64(len(recs)-1)); err != nil {
 		t.Fatal(err)
 	}
 	return fs, l, tree

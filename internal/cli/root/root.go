@@ -11,9 +11,9 @@ import (
 	"github.com/ronhq/ron/internal/cli"
 	"github.com/ronhq/ron/internal/cli/indexcmd"
 	"github.com/ronhq/ron/internal/cli/packcmd"
+	"github.com/ronhq/ron/internal/cli/registrycmd"
 	"github.com/ronhq/ron/internal/cli/storagecmd"
 	"github.com/ronhq/ron/internal/node"
-	"github.com/ronhq/ron/roles/registry"
 	"github.com/ronhq/ron/runtime/config"
 )
 
@@ -50,7 +50,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.AddCommand(a.serveCommand(), a.statusCommand(), a.rolesCommand(), a.configCommand(),
 		a.versionCommand(), a.tokenCommand(), a.doctorCommand(), a.clusterCommand(), packcmd.Command())
 	for _, cmds := range [][]*cobra.Command{storagecmd.Commands(env, a.getenv), storagecmd.RepairCommands(env, a.getenv),
-		indexcmd.Commands(env, a.getenv), registry.Commands(env, a.getenv)} {
+		indexcmd.Commands(env, a.getenv), registrycmd.Commands(env, a.getenv)} {
 		root.AddCommand(cmds...)
 	}
 	return root

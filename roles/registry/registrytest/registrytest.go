@@ -30,6 +30,7 @@ type Live struct {
 	Local  *httpapi.LocalClient // its in-process client
 	Signer string               // the dev signer's id
 	Key    ed25519.PrivateKey   // the dev signer's key
+	Keys   *auth.Keyring        // the role's keyring, to mint tokens
 	t      testing.TB
 }
 
@@ -68,7 +69,7 @@ func Start(t testing.TB) *Live {
 	if !ok {
 		t.Fatal("no dev signer")
 	}
-	return &Live{Role: r, Bus: bus, Local: httpapi.NewLocalClient(r.API()), Signer: id, Key: key, t: t}
+	return &Live{Role: r, Bus: bus, Local: httpapi.NewLocalClient(r.API()), Signer: id, Key: key, Keys: keys, t: t}
 }
 
 // Commit proposes, approves (with the dev signer) and commits the next

@@ -1,4 +1,4 @@
-package registry
+package registrycmd
 
 import (
 	"bytes"
@@ -19,15 +19,15 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/internal/cli"
-	"github.com/ronhq/ron/roles/registry/httpapi"
+	"github.com/ronhq/ron/internal/fixtures"
 	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
-	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/roles/registry/registrytest"
+	"github.com/ronhq/ron/roles/registry/regstore"
 )
 
 // cliRun is the outcome of one in-process command line.
@@ -95,7 +95,7 @@ func (r cliRun) wantErr(t *testing.T, code int, errCode string) cliRun {
 func cliEnv(dataDir, addr string) cli.Env {
 	listen := map[string]string{}
 	if addr != "" {
-		listen[roleName] = addr
+		listen[registryapi.RoleName] = addr
 	}
 	return cli.Env{Node: func() (cli.Node, error) {
 		return cli.Node{DataDir: dataDir, AdminListen: "127.0.0.1:1", Listen: listen}, nil
@@ -106,7 +106,7 @@ func cliEnv(dataDir, addr string) cli.Env {
 // the CLI as the node's configured registry, with the dev signer's key
 // written where `approve` looks for it by default.
 type cliNode struct {
-	role    *Role
+	live    *registrytest.Live
 	addr    string
 	dataDir string
 	token   string // registry:propose, :approve and :commit
@@ -116,38 +116,11 @@ type cliNode struct {
 
 func newCLINode(t *testing.T) *cliNode {
 	t.Helper()
-	keys, err := auth.GenerateKeyring()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := DefaultConfig()
-	cfg.Listen = "127.0.0.1:0"
-	r := New(Options{Config: cfg, Amnesia: true, Log: zerolog.Nop(), Metrics: runtime.NewMetrics(nil), Keys: keys, Version: "test"})
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := r.Start(ctx); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- r.Run(ctx) }()
-	t.Cleanup(func() {
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer scancel()
-		if err := r.Stop(sctx); err != nil {
-			t.Errorf("Stop: %v", err)
-		}
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	n := &cliNode{role: r, addr: r.Addr(), dataDir: t.TempDir()}
-	var ok bool
-	if n.signer, n.key, ok = r.DevSigner(); !ok {
-		t.Fatal("amnesia role without a dev signer")
-	}
-	n.writeKey(t, DevSignerPath(n.dataDir), n.signer, n.key)
-	n.token, _, err = keys.Mint(auth.MintOptions{Scopes: []string{registryapi.ScopePropose, registryapi.ScopeApprove, registryapi.ScopeCommit}, TTL: time.Hour})
+	l := registrytest.Start(t)
+	n := &cliNode{live: l, addr: l.Role.Addr(), dataDir: t.TempDir(), signer: l.Signer, key: l.Key}
+	n.writeKey(t, regstore.DevSignerPath(n.dataDir), n.signer, n.key)
+	var err error
+	n.token, _, err = l.Keys.Mint(auth.MintOptions{Scopes: []string{registryapi.ScopePropose, registryapi.ScopeApprove, registryapi.ScopeCommit}, TTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +165,7 @@ func (n *cliNode) payload(tag string) map[string]any {
 func (n *cliNode) commitN(t *testing.T, count int) {
 	t.Helper()
 	ctx := context.Background()
-	c := httpapi.NewLocalClient(n.role.API())
+	c := n.live.Local
 	for i := range count {
 		h, err := c.Head(ctx)
 		if err != nil {
@@ -215,21 +188,22 @@ func (n *cliNode) commitN(t *testing.T, count int) {
 }
 
 // waitCheckpoint blocks until the published checkpoint covers size leaves
-// (the checkpointer broadcasts after every round), bounded by a deadline.
+// (GET /registry/status, polled), bounded by a deadline.
 func (n *cliNode) waitCheckpoint(t *testing.T, size uint64) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	deadline := time.Now().Add(20 * time.Second)
 	for {
-		changed := n.role.ckpt.progress.changed()
-		if n.role.tree.Size() >= size {
+		var st registryapi.Status
+		if err := json.Unmarshal(n.get(t, registryapi.RouteStatus), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Checkpoint.Size >= size {
 			return
 		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			t.Fatalf("checkpoint size %d, want %d", n.role.tree.Size(), size)
+		if time.Now().After(deadline) {
+			t.Fatalf("checkpoint size %d, want %d", st.Checkpoint.Size, size)
 		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -306,7 +280,7 @@ func TestCLIKeygen(t *testing.T) {
 func TestCLIInit(t *testing.T) {
 	dir := t.TempDir()
 	env := cliEnv(dir, "")
-	roots := filepath.Join("testdata", "trust-roots.json")
+	roots := filepath.Join(fixtures.ModuleRoot(t), "roles", "registry", "testdata", "trust-roots.json")
 	r := runCLI(t, env, "", "registry", "init", "--trust-roots", roots, "--origin", "registry.example/ron").
 		want(t, 0, "genesis payload_b3: b3:", "verifier key: registry.example/ron+")
 	if _, err := os.Stat(filepath.Join(dir, "keys", "registry-log.key")); err != nil {
@@ -315,7 +289,7 @@ func TestCLIInit(t *testing.T) {
 	runCLI(t, env, "", "registry", "init", "--trust-roots", roots).wantErr(t, 1, cliCodeFailed)
 
 	r = runCLI(t, cliEnv(t.TempDir(), ""), "", "registry", "init", "--trust-roots", roots, "-o", "json").want(t, 0)
-	var res InitResult
+	var res regstore.InitResult
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || !descriptor.IsB3(res.PayloadB3) ||
 		!strings.HasPrefix(res.VerifierKey, "ron-registry/") {
 		t.Fatalf("-o json: %q %v", r.stdout, err)

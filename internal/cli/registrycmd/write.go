@@ -1,4 +1,4 @@
-package registry
+package registrycmd
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/ronhq/ron/internal/cli"
 	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
+	"github.com/ronhq/ron/roles/registry/regstore"
 )
 
 // maxProposalFile bounds a propose input file (the server's body limit).
@@ -42,7 +43,7 @@ func initCommand(env cli.Env) *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), cliTimeout)
 			defer cancel()
-			res, err := InitStore(ctx, n.DataDir, trustRoots, origin, time.Now())
+			res, err := regstore.Init(ctx, n.DataDir, trustRoots, origin, time.Now())
 			if err != nil {
 				return report(cmd, err)
 			}
@@ -86,7 +87,7 @@ func proposeCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 			}, printJSON[registryapi.Proposed])
 		},
 	}
-	f.Register(cmd, roleName)
+	f.Register(cmd, registryapi.RoleName)
 	return cmd
 }
 
@@ -139,7 +140,7 @@ func approveCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 			}, printJSON[registryapi.ApprovalResult])
 		},
 	}
-	f.Register(cmd, roleName)
+	f.Register(cmd, registryapi.RoleName)
 	cmd.Flags().StringVar(&keyFile, "key", "", "signer key file (default on the node: the dev signer key)")
 	return cmd
 }
@@ -151,7 +152,7 @@ func approveKey(env cli.Env, keyFile string) (string, []byte, error) {
 		if err != nil {
 			return "", nil, err
 		}
-		keyFile = DevSignerPath(n.DataDir)
+		keyFile = regstore.DevSignerPath(n.DataDir)
 	}
 	id, key, err := readSignerKey(keyFile)
 	return id, key, err
@@ -192,7 +193,7 @@ func commitCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 			}, printJSON[registryapi.Committed])
 		},
 	}
-	f.Register(cmd, roleName)
+	f.Register(cmd, registryapi.RoleName)
 	return cmd
 }
 
@@ -211,7 +212,7 @@ func headCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 			}, printJSON[registryapi.Head])
 		},
 	}
-	f.Register(cmd, roleName)
+	f.Register(cmd, registryapi.RoleName)
 	return cmd
 }
 
@@ -235,7 +236,7 @@ func getCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 			}, printArtifact)
 		},
 	}
-	f.Register(cmd, roleName)
+	f.Register(cmd, registryapi.RoleName)
 	return cmd
 }
 

@@ -1,4 +1,11 @@
-package registry
+// Package registrycmd is the `ron registry …` command tree (docs/registry.md
+// §9): keygen, init, propose, approve, commit, head, get and verify. The
+// client commands talk to a registry through its contract,
+// roles/registry/registryapi; verify runs the independent verifier
+// roles/registry/verify; init and approve's default key use the registry's
+// on-disk layout, roles/registry/regstore. It never imports the role
+// package roles/registry.
+package registrycmd
 
 import (
 	"context"
@@ -137,7 +144,7 @@ func checkOutput(output string) error {
 // newCLIClient builds the HTTP client of a command for scope; the token is
 // asked once, on first use, and is optional for reads (cli.Flags.OnceToken).
 func newCLIClient(env cli.Env, f *cli.Flags, getenv func(string) string, scope string) (*registryapi.HTTPClient, error) {
-	base, err := f.ServerURL(env, roleName)
+	base, err := f.ServerURL(env, registryapi.RoleName)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package registry
+package regstore
 
 import (
 	"crypto/ed25519"
@@ -34,11 +34,11 @@ func DevSignerPath(dataDir string) string {
 	return filepath.Join(dataDir, "keys", DevSignerFile)
 }
 
-// devSigner is the dev mode signer key.
-type devSigner struct {
-	id   string
-	key  ed25519.PrivateKey
-	path string // "" in amnesia (memory only)
+// DevSigner is the dev mode signer key.
+type DevSigner struct {
+	ID   string             // the signer id (DevSignerID when created here)
+	Key  ed25519.PrivateKey // the signing key
+	Path string             // its key file; "" in amnesia (memory only)
 }
 
 // devKeyFile is the JSON shape of the key file.
@@ -50,39 +50,39 @@ type devKeyFile struct {
 	PrivateKey    string `json:"private_key"`
 }
 
-// trustRoots are the dev signer's genesis trust roots: itself, 1 of 1.
-func (d *devSigner) trustRoots() descriptor.TrustRoots {
-	pub := d.key.Public().(ed25519.PublicKey)
+// TrustRoots are the dev signer's genesis trust roots: itself, 1 of 1.
+func (d *DevSigner) TrustRoots() descriptor.TrustRoots {
+	pub := d.Key.Public().(ed25519.PublicKey)
 	return descriptor.TrustRoots{
-		Signers: []descriptor.Signer{{ID: d.id, Algo: descriptor.AlgoEd25519, Pubkey: pub,
+		Signers: []descriptor.Signer{{ID: d.ID, Algo: descriptor.AlgoEd25519, Pubkey: pub,
 			PubkeyB64: base64.StdEncoding.EncodeToString(pub)}},
 		Quorum: descriptor.Quorum{M: 1, N: 1},
 	}
 }
 
-// obtainDevSigner returns a fresh in-memory dev signer (amnesia) or the
+// ObtainDevSigner returns a fresh in-memory dev signer (amnesia) or the
 // one in DevSignerPath, created durably when missing.
-func obtainDevSigner(spec storeSpec) (*devSigner, error) {
-	if spec.amnesia {
+func ObtainDevSigner(spec Spec) (*DevSigner, error) {
+	if spec.Amnesia {
 		_, priv, err := ed25519.GenerateKey(rand.Reader)
 		if err != nil {
 			return nil, fmt.Errorf("registry: dev signer: %w", err)
 		}
-		return &devSigner{id: DevSignerID, key: priv}, nil
+		return &DevSigner{ID: DevSignerID, Key: priv}, nil
 	}
-	path := DevSignerPath(spec.dataDir)
-	d, err := readDevSigner(path)
+	path := DevSignerPath(spec.DataDir)
+	d, err := ReadDevSigner(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := createDevSigner(path); err != nil {
 			return nil, err
 		}
-		d, err = readDevSigner(path)
+		d, err = ReadDevSigner(path)
 	}
 	return d, err
 }
 
-// readDevSigner reads and checks a dev signer key file.
-func readDevSigner(path string) (*devSigner, error) {
+// ReadDevSigner reads and checks a dev signer key file.
+func ReadDevSigner(path string) (*DevSigner, error) {
 	raw, err := readSmallFile(path, maxDevKeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("registry: dev signer key: %w", err)
@@ -99,7 +99,7 @@ func readDevSigner(path string) (*devSigner, error) {
 	if base64.StdEncoding.EncodeToString(key.Public().(ed25519.PublicKey)) != f.Pubkey {
 		return nil, fmt.Errorf("registry: dev signer key %s: pubkey does not match private_key", path)
 	}
-	return &devSigner{id: f.ID, key: key, path: path}, nil
+	return &DevSigner{ID: f.ID, Key: key, Path: path}, nil
 }
 
 // createDevSigner publishes a fresh dev signer key unless another process
