@@ -62,6 +62,16 @@ func ReadRootKey(dataDir string) (*Keyring, error) {
 	return ReadKeyFile(KeyPath(dataDir))
 }
 
+// ReadNodeKey reads a node's root key without ever creating it (CLI use):
+// keyFile when set (a shared cluster.root_key_file), else dataDir's
+// keys/root.key. Errors as ReadKeyFile.
+func ReadNodeKey(dataDir, keyFile string) (*Keyring, error) {
+	if keyFile != "" {
+		return ReadKeyFile(keyFile)
+	}
+	return ReadRootKey(dataDir)
+}
+
 // ReadKeyFile reads a root key file (32 raw bytes, or 64 hex characters
 // with an optional trailing newline) without ever creating it: a node's
 // <data>/keys/root.key or a shared cluster.root_key_file. A missing file

@@ -13,6 +13,9 @@ import (
 // Module is the import path of the repository's module.
 const Module = "github.com/ronhq/ron"
 
+// Cobra is the import path of the command-line library.
+const Cobra = "github.com/spf13/cobra"
+
 // Roles are the five role folders under roles/.
 var Roles = []string{"storage", "index", "registry", "gateway", "edge"}
 
@@ -37,7 +40,10 @@ func (v Violation) String() string { return fmt.Sprintf("%s imports %s: %s", v.F
 //   - a contract package imports only httpx, store, runtime, internal
 //     helpers and contracts (its own sub-packages included);
 //   - the shared layers (httpx, store, runtime) import no role and no
-//     composition-root package.
+//     composition-root package;
+//   - only the command line (internal/cli and below) imports cobra, and a
+//     command package does not link a whole role: it imports the role's
+//     contract or sub-packages, never roles/<r> itself.
 func Check(pkgs []Package) []Violation {
 	var out []Violation
 	for _, p := range pkgs {
@@ -54,6 +60,10 @@ func Check(pkgs []Package) []Violation {
 func broken(from, to string) string {
 	fromRole, toRole := roleOf(from), roleOf(to)
 	switch {
+	case to == Cobra && !isCLI(from) && from != ".":
+		return "only the command line (internal/cli) imports cobra"
+	case isCLI(from) && toRole != "" && to == "roles/"+toRole:
+		return "a command reaches a role through its contract or sub-packages, never the role package itself"
 	case isShared(from) && (toRole != "" || isRoot(to)):
 		return "the shared layers (httpx, store, runtime) never import a role or the composition root"
 	case IsContract(from) && !(isShared(to) || IsContract(to) || isHelper(to)):
@@ -97,13 +107,16 @@ func isShared(path string) bool {
 // (internal/iox, internal/jsontok, …): not the composition root.
 func isHelper(path string) bool { return strings.HasPrefix(path, "internal/") && !isRoot(path) }
 
-// isRoot reports the composition root and the command line: the package
-// roles itself, internal/node and internal/cli.
+// isRoot reports the composition root and the command line:
+// internal/node and internal/cli, with their sub-packages.
 func isRoot(path string) bool {
-	for _, r := range []string{"roles", "internal/node", "internal/cli"} {
-		if path == r || strings.HasPrefix(path, r+"/") && r != "roles" {
+	for _, r := range []string{"internal/node", "internal/cli"} {
+		if path == r || strings.HasPrefix(path, r+"/") {
 			return true
 		}
 	}
 	return false
 }
+
+// isCLI reports the command line: internal/cli and its sub-packages.
+func isCLI(path string) bool { return path == "internal/cli" || strings.HasPrefix(path, "internal/cli/") }

@@ -81,10 +81,7 @@ type Node struct {
 // RootKey reads the node's root key without creating it: RootKeyFile when
 // set, else <DataDir>/keys/root.key (errors as auth.ReadKeyFile).
 func (n Node) RootKey() (*auth.Keyring, error) {
-	if n.RootKeyFile != "" {
-		return auth.ReadKeyFile(n.RootKeyFile)
-	}
-	return auth.ReadRootKey(n.DataDir)
+	return auth.ReadNodeKey(n.DataDir, n.RootKeyFile)
 }
 
 // Env gives commands lazy access to the node settings (the root command

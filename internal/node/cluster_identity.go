@@ -7,7 +7,6 @@ import (
 	"io/fs"
 
 	"github.com/ronhq/ron/httpx/auth"
-	"github.com/ronhq/ron/internal/cli"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/nodeid"
 )
@@ -53,7 +52,7 @@ func loadRootKey(c *Config) (keys *auth.Keyring, inMemory bool, err error) {
 // ReadRootKey reads the root key without creating it, for client commands
 // on the node: cluster.root_key_file when set, else <data>/keys/root.key.
 func ReadRootKey(c *Config) (*auth.Keyring, error) {
-	return cli.Node{DataDir: c.DataDir, RootKeyFile: c.Cluster.RootKeyFile}.RootKey()
+	return auth.ReadNodeKey(c.DataDir, c.Cluster.RootKeyFile)
 }
 
 // privateReads reports whether this node's reads need a token: then node
