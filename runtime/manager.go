@@ -49,11 +49,15 @@ type Manager struct {
 	reason  string
 }
 
-// entry is one role in the table. state, lastErr and failed are guarded by
-// Manager.mu; runCancel and runDone belong to Run.
+// entry is one role or node part in the table. state, lastErr and failed
+// are guarded by Manager.mu; runCancel and runDone belong to Run.
 type entry struct {
 	role   Role
 	listen string
+	// part marks a part of the node itself (AddPart); stopBound is then
+	// the time its Stop is given, instead of the drain deadline.
+	part      bool
+	stopBound time.Duration
 
 	state   State
 	lastErr string
@@ -81,20 +85,33 @@ func NewManager(opt ManagerOptions) *Manager {
 }
 
 // Add appends r, served on listen (shown in status), to the role table.
-// Roles start in the order added and stop in reverse. Add panics after
-// Start or on a duplicate role name: both are wiring bugs.
-func (m *Manager) Add(r Role, listen string) {
+// Roles and parts start in the order added and stop in reverse. Add panics
+// after Start or on a duplicate name: both are wiring bugs.
+func (m *Manager) Add(r Role, listen string) { m.add(&entry{role: r, listen: listen}) }
+
+// AddPart appends r, a part of the node itself (its admin plane, cluster
+// membership, systemd notifications, readiness gauges), to the table. A
+// part starts and stops in its place among the roles, but it is not a role:
+// status, readiness, Apply, Drain and the role gauges leave it out; its Start and
+// Run errors are returned as they are (not "role <name>: …"); and its Stop
+// runs under its own bound, stop, since it comes after the roles have used
+// the drain deadline. AddPart panics like Add.
+func (m *Manager) AddPart(r Role, stop time.Duration) {
+	m.add(&entry{role: r, part: true, stopBound: stop})
+}
+
+func (m *Manager) add(n *entry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.started {
 		panic("runtime: Manager.Add after Start")
 	}
 	for _, e := range m.entries {
-		if e.role.Name() == r.Name() {
-			panic(fmt.Sprintf("runtime: role %q added twice", r.Name()))
+		if e.role.Name() == n.role.Name() {
+			panic(fmt.Sprintf("runtime: role %q added twice", n.role.Name()))
 		}
 	}
-	m.entries = append(m.entries, &entry{role: r, listen: listen})
+	m.entries = append(m.entries, n)
 }
 
 // Start starts every role in table order. If one fails, the roles already
@@ -122,9 +139,15 @@ func (m *Manager) Start(ctx context.Context) error {
 func (m *Manager) startRole(ctx context.Context, e *entry) error {
 	name := e.role.Name()
 	m.setState(e, StateStarting, nil)
-	m.log.Info().Str("role", name).Str("listen", e.listen).Msg("starting role")
+	if e.part {
+		m.log.Debug().Str("part", name).Msg("starting node part")
+	} else {
+		m.log.Info().Str("role", name).Str("listen", e.listen).Msg("starting role")
+	}
 	if err := e.role.Start(ctx); err != nil {
-		err = fmt.Errorf("role %s: start: %w", name, err)
+		if !e.part {
+			err = fmt.Errorf("role %s: start: %w", name, err)
+		}
 		m.setState(e, StateFailed, err)
 		return err
 	}
@@ -203,7 +226,9 @@ func (m *Manager) runRole(ctx context.Context, e *entry, failed chan<- error) {
 			m.log.Debug().Str("role", e.role.Name()).Err(err).Msg("run returned after cancel")
 			return
 		}
-		err = fmt.Errorf("role %s: run: %w", e.role.Name(), err)
+		if !e.part {
+			err = fmt.Errorf("role %s: run: %w", e.role.Name(), err)
+		}
 		m.log.Error().Str("role", e.role.Name()).Err(err).Msg("role failed")
 		m.setState(e, StateFailed, err)
 		failed <- err
@@ -218,7 +243,7 @@ func (m *Manager) shutdown(entries []*entry, reason string) {
 	ctx, cancel := context.WithTimeout(context.Background(), m.opt.DrainDeadline)
 	defer cancel()
 	for _, e := range slices.Backward(entries) {
-		if d, ok := e.role.(Drainer); ok {
+		if d, ok := e.role.(Drainer); ok && !e.part {
 			d.Drain()
 		}
 	}
@@ -239,6 +264,11 @@ func (m *Manager) stopRoles(ctx context.Context, entries []*entry) {
 // expired ctx); then stops its task group (a no-op if Stop did). The whole
 // shutdown is thus bounded by the drain deadline + one grace per role.
 func (m *Manager) stopRole(ctx context.Context, e *entry) {
+	if e.part {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), e.stopBound)
+		defer cancel()
+	}
 	name := e.role.Name()
 	hard, cancel := context.WithTimeout(context.Background(), max(time.Until(deadlineOf(ctx)), 0)+stopGrace)
 	defer cancel()

@@ -34,14 +34,16 @@ type roleView struct {
 	lastErr string
 }
 
-// snapshot copies the table under the lock; callers then talk to roles
-// without holding it.
+// snapshot copies the roles of the table (not the node's parts) under the
+// lock; callers then talk to roles without holding it.
 func (m *Manager) snapshot() []roleView {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]roleView, len(m.entries))
-	for i, e := range m.entries {
-		out[i] = roleView{role: e.role, listen: e.listen, state: e.state, lastErr: e.lastErr}
+	out := make([]roleView, 0, len(m.entries))
+	for _, e := range m.entries {
+		if !e.part {
+			out = append(out, roleView{role: e.role, listen: e.listen, state: e.state, lastErr: e.lastErr})
+		}
 	}
 	return out
 }

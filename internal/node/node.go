@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -24,23 +23,24 @@ import (
 // Node is one running ron process: its config snapshot, logger, metrics,
 // bus, keys, role manager and admin plane. Tests run several in one process.
 type Node struct {
-	cfg     *runtime.Snapshot[Config]
-	src     ConfigSource
-	log     zerolog.Logger
-	metrics *runtime.Metrics
-	bus     *runtime.Bus
-	keys    *auth.Keyring
-	manager *runtime.Manager
-	admin   *adminPlane
-	roles   map[string]runtime.Role
-	started time.Time
-	version string
-	running chan struct{}   // closed once every enabled role has started
-	ran     chan struct{}   // closed when the Run that Start began has returned; nil unless Start ran it
-	runErr  error           // that Run's result, set before ran is closed
-	sd      *sdnotify.Agent // systemd notifications; nil: none
-	cluster *clusterNode    // cluster mode's membership; nil when off
-	nodeID  string          // cluster mode's node id; "" when off
+	cfg      *runtime.Snapshot[Config]
+	src      ConfigSource
+	log      zerolog.Logger
+	metrics  *runtime.Metrics
+	bus      *runtime.Bus
+	keys     *auth.Keyring
+	manager  *runtime.Manager
+	admin    *adminPlane
+	roles    map[string]runtime.Role
+	started  time.Time
+	version  string
+	running  chan struct{}   // closed once every enabled role has started
+	ran      chan struct{}   // closed when the Run that Start began has returned; nil unless Start ran it
+	runErr   error           // that Run's result, set before ran is closed
+	sd       *sdnotify.Agent // systemd notifications; nil: none
+	cluster  *clusterNode    // cluster mode's membership; nil when off
+	adminErr <-chan error    // the admin listener's end, once the admin part started
+	nodeID   string          // cluster mode's node id; "" when off
 }
 
 // Running is closed once the admin plane and every enabled role have started.
@@ -106,7 +106,7 @@ func NewNode(cfg *Config, reload ConfigSource, logOut *os.File, version string) 
 	if err := n.buildCluster(cfg); err != nil {
 		return nil, err
 	}
-	if err := n.buildRoles(cfg); err != nil {
+	if err := n.buildModules(cfg); err != nil {
 		return nil, err
 	}
 	n.admin = newAdminPlane(n)
@@ -131,16 +131,22 @@ func (n *Node) buildCluster(cfg *Config) error {
 	return nil
 }
 
-// buildRoles builds the enabled roles in the order of their module graph,
-// each from the node's shared environment and its own config section.
-func (n *Node) buildRoles(cfg *Config) error {
-	env := n.moduleEnv(cfg)
-	g, err := roleGraph(cfg)
+// buildModules builds the node's modules in the order of its module graph
+// (nodeModules): the enabled roles, each from the node's shared environment
+// and its own config section, and the node's own parts.
+func (n *Node) buildModules(cfg *Config) error {
+	g, err := module.Order(nodeModules(cfg))
 	if err != nil {
 		return err
 	}
 	n.log.Debug().Strs("graph", strings.Split(strings.TrimRight(g.String(), "\n"), "\n")).Msg("module graph")
-	for _, e := range enabledEntries(cfg) {
+	env := n.moduleEnv(cfg)
+	for _, d := range g.Modules() {
+		if p := n.part(d.Name); p != nil {
+			n.manager.AddPart(p, p.bound+partStopSlack)
+			continue
+		}
+		e, _ := lookup(d.Name)
 		r, err := e.New(env, cfg)
 		if err != nil {
 			return fmt.Errorf("%s: %w", e.Name, err)
@@ -166,55 +172,19 @@ func (n *Node) moduleEnv(cfg *Config) *module.Env {
 	return env
 }
 
-// Run starts the admin plane, the cluster membership (cluster mode) and the
-// roles, serves until ctx ends or a shutdown is requested, then runs the
-// shutdown sequence: the roles drain and stop, the node leaves the cluster,
+// Run starts the node's modules in the order of its module graph (systemd
+// notifications, the admin plane, the membership in cluster mode, the roles,
+// the membership's run, readiness), serves until ctx ends or a shutdown is
+// requested, then runs the shutdown sequence: the roles drain, and every
+// module stops in reverse, so the roles stop, the node leaves the cluster,
 // and the admin plane stops last.
 func (n *Node) Run(ctx context.Context) error {
-	n.sd.Start()
-	defer n.sd.Stop()
-	if err := n.admin.start(); err != nil {
-		return fmt.Errorf("admin: listen %s: %w", n.cfg.Load().Admin.Listen, err)
-	}
-	adminErr := n.admin.serve()
-	defer n.admin.stop()
-	if err := n.cluster.start(ctx); err != nil {
-		return err
-	}
-	defer n.cluster.stop()
 	if err := n.manager.Start(ctx); err != nil {
 		return err
 	}
-	n.cluster.run(n, func(err error) {
-		if n.manager.Draining() {
-			return // Stop ended it
-		}
-		n.log.Error().Err(err).Msg("cluster membership failed")
-		n.manager.RequestShutdown("cluster membership failed")
-	})
 	close(n.running)
-	n.sd.CheckReady()
 	n.log.Info().Strs("roles", n.cfg.Load().Roles).Str("admin", n.admin.addr()).Bool("amnesia", n.cfg.Load().Amnesia).Msg("ron is running")
-	runCtx, cancel := context.WithCancel(ctx)
-	var readiness sync.WaitGroup
-	defer func() {
-		cancel()
-		readiness.Wait()
-	}()
-	readiness.Go(func() { // readiness-gauges: ron_role_ready/degraded for alerts; ends with runCtx
-		runtime.NewReadinessGauges(n.manager, n.metrics).Run(runCtx, runtime.ReadinessRefresh)
-	})
-	go func() { // admin-watch: a dying admin listener is fatal
-		select {
-		case err := <-adminErr:
-			if err != nil {
-				n.log.Error().Err(err).Msg("admin listener failed")
-				n.manager.RequestShutdown("admin listener failed")
-			}
-		case <-runCtx.Done():
-		}
-	}()
-	return n.manager.Run(runCtx)
+	return n.manager.Run(ctx)
 }
 
 // Start builds a node from cfg (see NewNode) and runs it in the background

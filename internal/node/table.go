@@ -127,6 +127,7 @@ func Roles() []RoleInfo {
 	return out
 }
 
-// Graph is the module graph of c's enabled roles, in start order, as
-// `ron roles --graph` and the start-up log (level debug) print it.
-func Graph(c *Config) (module.Graph, error) { return roleGraph(c) }
+// Graph is the module graph of a node of c (its parts and enabled roles),
+// in start order, as `ron roles --graph` and the start-up log (level
+// debug) print it.
+func Graph(c *Config) (module.Graph, error) { return module.Order(nodeModules(c)) }

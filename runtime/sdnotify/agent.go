@@ -27,9 +27,11 @@ const DefaultPollInterval = 250 * time.Millisecond
 const (
 	sendTimeout  = time.Second     // one datagram, or one hand-over to the loop
 	readyTimeout = 2 * time.Second // one readiness check
-	stopTimeout  = time.Second     // Stop's wait for the loop
 	requestSlots = 16              // pending requests for the worker
 )
+
+// StopTimeout bounds Agent.Stop's wait for its worker.
+const StopTimeout = time.Second
 
 // Options configures an Agent.
 type Options struct {
@@ -141,7 +143,7 @@ func (a *Agent) Stop() {
 	}
 	a.stopOnce.Do(func() {
 		close(a.done)
-		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), StopTimeout)
 		defer cancel()
 		if a.group.Stop(ctx) == 0 {
 			a.flush(ctx) // the worker is gone: a.st is Stop's now
