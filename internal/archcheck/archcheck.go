@@ -119,4 +119,6 @@ func isRoot(path string) bool {
 }
 
 // isCLI reports the command line: internal/cli and its sub-packages.
-func isCLI(path string) bool { return path == "internal/cli" || strings.HasPrefix(path, "internal/cli/") }
+func isCLI(path string) bool {
+	return path == "internal/cli" || strings.HasPrefix(path, "internal/cli/")
+}
