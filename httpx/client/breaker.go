@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/sony/gobreaker/v2"
@@ -37,6 +38,9 @@ type BreakerOptions struct {
 	// BucketPeriod is the width of one bucket of the rolling Window
 	// (default 1 s); Window is rounded up to a multiple of it.
 	BucketPeriod time.Duration
+	// FixedWindow counts per cyclic Window (cleared at its end) instead of
+	// a rolling one; BucketPeriod is then unused.
+	FixedWindow bool
 	// Trip, when set, replaces the default rule (MinRequests, FailureRatio,
 	// ConsecutiveFailures) deciding when the closed breaker opens.
 	Trip func(Counts) bool
@@ -49,11 +53,19 @@ type BreakerOptions struct {
 	OnStateChange func(target, from, to string)
 }
 
-// Counts are the rolling window's counters a Trip rule sees.
+// Counts are the window's counters a Trip rule sees.
 type Counts struct {
 	Requests            uint32 // attempts counted (excluded ones are not)
+	TotalSuccesses      uint32
 	TotalFailures       uint32
 	ConsecutiveFailures uint32
+	TotalExclusions     uint32 // attempts reported with ErrAttemptExcluded
+}
+
+// countsOf converts gobreaker's counters.
+func countsOf(n gobreaker.Counts) Counts {
+	return Counts{Requests: n.Requests, TotalSuccesses: n.TotalSuccesses, TotalFailures: n.TotalFailures,
+		ConsecutiveFailures: n.ConsecutiveFailures, TotalExclusions: n.TotalExclusions}
 }
 
 func (b BreakerOptions) withDefaults() BreakerOptions {
@@ -82,7 +94,7 @@ func (b BreakerOptions) withDefaults() BreakerOptions {
 		b.Trip = defaultTrip(b)
 	}
 	if b.FailureStatus == nil {
-		b.FailureStatus = defaultFailureStatus
+		b.FailureStatus = ServerFailure
 	}
 	return b
 }
@@ -109,11 +121,95 @@ var stateNames = [3]string{StateClosed, StateHalfOpen, StateOpen}
 // when the target's breaker refuses an attempt.
 var ErrBreakerOpen = errors.New("client: circuit breaker open")
 
-// Verdicts reported to the breaker for one attempt (nil is a success).
+// Verdicts reported to a Breaker for one attempt (nil is a success; any
+// other error is a failure, like ErrAttemptFailed).
 var (
-	errAttemptFailed   = errors.New("attempt failed")
-	errAttemptExcluded = errors.New("attempt cancelled by caller")
+	ErrAttemptFailed   = errors.New("attempt failed")
+	ErrAttemptExcluded = errors.New("attempt cancelled by caller")
 )
+
+// Breaker is a circuit breaker: the one wrapper of sony/gobreaker v2 (two
+// step) in ron, for every caller that guards a peer (a Client's target, a
+// gateway link, a provider). It is safe for concurrent use.
+type Breaker struct {
+	cb       *gobreaker.TwoStepCircuitBreaker[struct{}]
+	openFor  time.Duration
+	openedAt atomic.Int64 // UnixNano of the last move to open
+}
+
+// NewBreaker returns the breaker of target under opt (zero fields: the
+// defaults of BreakerOptions).
+func NewBreaker(target string, opt BreakerOptions) *Breaker {
+	opt = opt.withDefaults()
+	b := &Breaker{openFor: opt.OpenFor}
+	st := gobreaker.Settings{
+		Name:         target,
+		MaxRequests:  opt.HalfOpenProbes,
+		Interval:     opt.Window,
+		BucketPeriod: opt.BucketPeriod,
+		Timeout:      opt.OpenFor,
+		ReadyToTrip:  func(n gobreaker.Counts) bool { return opt.Trip(countsOf(n)) },
+		// Runs under the breaker's lock: atomic stores and opt's hook only.
+		OnStateChange: func(_ string, from, to gobreaker.State) {
+			if to == gobreaker.StateOpen {
+				b.openedAt.Store(time.Now().UnixNano())
+			}
+			if opt.OnStateChange != nil {
+				opt.OnStateChange(target, stateName(from), stateName(to))
+			}
+		},
+		IsExcluded: func(err error) bool { return errors.Is(err, ErrAttemptExcluded) },
+	}
+	if opt.FixedWindow {
+		st.BucketPeriod = 0
+	}
+	b.cb = gobreaker.NewTwoStepCircuitBreaker[struct{}](st)
+	return b
+}
+
+// Allow asks for one attempt. When the breaker lets it through, done must
+// be called once with the attempt's verdict (nil, ErrAttemptFailed or
+// another error, ErrAttemptExcluded). Otherwise err wraps ErrBreakerOpen,
+// and Probing reports whether it refused because its half-open probes are
+// in flight rather than because it is open.
+func (b *Breaker) Allow() (done func(error), err error) {
+	done, err = b.cb.Allow()
+	if err != nil {
+		return nil, &refusal{probing: errors.Is(err, gobreaker.ErrTooManyRequests)}
+	}
+	return done, nil
+}
+
+// refusal is Allow's error.
+type refusal struct{ probing bool }
+
+func (r *refusal) Error() string { return ErrBreakerOpen.Error() }
+func (r *refusal) Unwrap() error { return ErrBreakerOpen }
+
+// Probing reports whether err, from Allow, is a half-open breaker's
+// refusal while its probes are in flight.
+func Probing(err error) bool {
+	var r *refusal
+	return errors.As(err, &r) && r.probing
+}
+
+// State is the breaker's current state (StateClosed, StateHalfOpen or
+// StateOpen); the open → half_open move happens when the breaker is
+// consulted, by Allow or by State.
+func (b *Breaker) State() string { return stateName(b.cb.State()) }
+
+// Counts are the counters of the current window.
+func (b *Breaker) Counts() Counts { return countsOf(b.cb.Counts()) }
+
+// OpenFor is how long the breaker stays open before it lets a probe through.
+func (b *Breaker) OpenFor() time.Duration { return b.openFor }
+
+// RemainingOpen is the open time left at now, in whole seconds rounded up,
+// at least 1.
+func (b *Breaker) RemainingOpen(now time.Time) int {
+	left := b.openFor - now.Sub(time.Unix(0, b.openedAt.Load()))
+	return max(1, int(math.Ceil(left.Seconds())))
+}
 
 func (c *Client) initBreaker() {
 	b := c.opt.Breaker
@@ -121,35 +217,24 @@ func (c *Client) initBreaker() {
 		c.stateGaug[i] = c.set.GetOrCreateGauge(fmt.Sprintf(`ron_breaker_state{role="%s",target="%s",state="%s"}`,
 			labelValue(c.opt.Role), labelValue(c.target), s), nil)
 	}
-	c.setStateGauges(gobreaker.StateClosed)
+	c.setStateGauges(StateClosed)
 	opened := c.set.GetOrCreateCounter(fmt.Sprintf(`ron_breaker_open_total{role="%s",target="%s"}`,
 		labelValue(c.opt.Role), labelValue(c.target)))
-	c.breaker = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
-		Name:         c.target,
-		MaxRequests:  b.HalfOpenProbes,
-		Interval:     b.Window,
-		BucketPeriod: b.BucketPeriod,
-		Timeout:      b.OpenFor,
-		ReadyToTrip: func(n gobreaker.Counts) bool {
-			return b.Trip(Counts{Requests: n.Requests, TotalFailures: n.TotalFailures,
-				ConsecutiveFailures: n.ConsecutiveFailures})
-		},
-		OnStateChange: func(_ string, from, to gobreaker.State) {
-			c.setStateGauges(to)
-			if to == gobreaker.StateOpen {
-				opened.Inc()
-			}
-			if b.OnStateChange != nil {
-				b.OnStateChange(c.target, stateName(from), stateName(to))
-			}
-		},
-		IsExcluded: func(err error) bool { return errors.Is(err, errAttemptExcluded) },
-	})
+	hook := b.OnStateChange
+	b.OnStateChange = func(target, from, to string) {
+		c.setStateGauges(to)
+		if to == StateOpen {
+			opened.Inc()
+		}
+		if hook != nil {
+			hook(target, from, to)
+		}
+	}
+	c.breaker = NewBreaker(c.target, b)
 }
 
 // setStateGauges runs under the breaker's lock: atomic stores only.
-func (c *Client) setStateGauges(s gobreaker.State) {
-	cur := stateName(s)
+func (c *Client) setStateGauges(cur string) {
 	for i, name := range stateNames {
 		v := 0.0
 		if name == cur {
@@ -173,13 +258,13 @@ func stateName(s gobreaker.State) string {
 // or StateOpen), refreshing the state gauges: the open → half_open move
 // happens when the breaker is next consulted, by a call or by this method.
 func (c *Client) BreakerState() string {
-	return stateName(c.breaker.State())
+	return c.breaker.State()
 }
 
 // breakerError is the answer when the breaker refuses an attempt.
 func (c *Client) breakerError(err error) error {
-	secs := int(math.Ceil(c.opt.Breaker.OpenFor.Seconds()))
-	if errors.Is(err, gobreaker.ErrTooManyRequests) {
+	secs := int(math.Ceil(c.breaker.OpenFor().Seconds()))
+	if Probing(err) {
 		secs = 1
 	}
 	env := httpx.NewError(http.StatusServiceUnavailable, httpx.CodeUpstreamUnavailable, "upstream circuit open").WithRetryAfter(secs)
@@ -189,13 +274,14 @@ func (c *Client) breakerError(err error) error {
 // statusVerdict classifies a response status for the breaker.
 func (c *Client) statusVerdict(status int) error {
 	if c.opt.Breaker.FailureStatus(status) {
-		return errAttemptFailed
+		return ErrAttemptFailed
 	}
 	return nil
 }
 
-// defaultFailureStatus: 500, 502, 503 and 504 are failures.
-func defaultFailureStatus(status int) bool {
+// ServerFailure is the default classification of a status for a breaker:
+// 500, 502, 503 and 504 are failures, every other status a success.
+func ServerFailure(status int) bool {
 	switch status {
 	case http.StatusInternalServerError, http.StatusBadGateway,
 		http.StatusServiceUnavailable, http.StatusGatewayTimeout:

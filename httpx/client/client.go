@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
-	"github.com/sony/gobreaker/v2"
 )
 
 // Defaults applied by New to zero Options fields.
@@ -66,7 +65,7 @@ type Client struct {
 	http      *http.Client
 	own       bool
 	set       *metrics.Set
-	breaker   *gobreaker.TwoStepCircuitBreaker[struct{}]
+	breaker   *Breaker
 	stateGaug [3]*metrics.Gauge
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ronhq/ron/runtime"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -13,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ronhq/ron/runtime"
 
 	"github.com/ronhq/ron/httpx"
 )
@@ -212,7 +213,7 @@ func (c *Client) attempt(ctx context.Context, cl *call, n int) (*http.Response, 
 	if err != nil {
 		t.timer.Stop()
 		cancel(nil)
-		done(errAttemptExcluded)
+		done(ErrAttemptExcluded)
 		return nil, false, err
 	}
 	resp, err := c.http.Do(hreq)
@@ -273,9 +274,9 @@ func (c *Client) validated(ctx context.Context, t *try, cl *call, resp *http.Res
 		resp.Body = http.NoBody
 		return resp, false, nil
 	case errors.Is(ctx.Err(), context.Canceled):
-		t.done(errAttemptExcluded)
+		t.done(ErrAttemptExcluded)
 	default:
-		t.done(errAttemptFailed)
+		t.done(ErrAttemptFailed)
 	}
 	return nil, false, err
 }

@@ -68,9 +68,9 @@ func (c *Client) transportError(ctx context.Context, op string, err error, timed
 // verdict is the breaker's view of a failed attempt.
 func (e *callError) verdict() error {
 	if e.excluded {
-		return errAttemptExcluded
+		return ErrAttemptExcluded
 	}
-	return errAttemptFailed
+	return ErrAttemptFailed
 }
 
 // opError names the operation and target of a transport failure.

@@ -1,13 +1,12 @@
 package provider
 
 import (
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
-	"github.com/sony/gobreaker/v2"
+	"github.com/ronhq/ron/httpx/client"
 )
 
 // BreakerSettings are the breaker_* keys of docs/gateway.md §9; zero fields
@@ -42,11 +41,11 @@ func (s BreakerSettings) withDefaults() BreakerSettings {
 	return s
 }
 
-type breaker = gobreaker.TwoStepCircuitBreaker[struct{}]
+type breaker = client.Breaker
 
 // errExcluded is reported to a breaker for an attempt the caller ended
 // (client gone, caller's deadline): neither success nor failure.
-var errExcluded = errors.New("provider: attempt ended by the caller")
+var errExcluded = client.ErrAttemptExcluded
 
 // health holds what the Fetcher remembers about providers: bad marks and
 // breakers, both keyed by normalized base URL and LRU-bounded.
@@ -109,31 +108,24 @@ func (h *health) breakerFor(base string) *breaker {
 }
 
 func newBreaker(name string, s BreakerSettings) *breaker {
-	return gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
-		Name:         name,
-		MaxRequests:  1,
-		Interval:     s.Interval,
-		BucketPeriod: min(time.Second, s.Interval),
-		Timeout:      s.OpenTimeout,
-		ReadyToTrip: func(n gobreaker.Counts) bool {
+	return client.NewBreaker(name, client.BreakerOptions{Window: s.Interval, BucketPeriod: min(time.Second, s.Interval),
+		OpenFor: s.OpenTimeout, HalfOpenProbes: 1, Trip: func(n client.Counts) bool {
 			counted := n.Requests - min(n.TotalExclusions, n.Requests)
 			return n.ConsecutiveFailures >= s.ConsecutiveFailures ||
 				counted >= s.MinRequests && float64(n.TotalFailures) >= s.FailureRatio*float64(counted)
-		},
-		IsExcluded: func(err error) bool { return errors.Is(err, errExcluded) },
-	})
+		}})
 }
 
 // worstState is the worst state of any tracked breaker: open, else
 // half-open, else closed.
-func (h *health) worstState() gobreaker.State {
-	worst := gobreaker.StateClosed
+func (h *health) worstState() string {
+	worst := client.StateClosed
 	for _, b := range h.breakers.Load().Values() {
 		switch b.State() {
-		case gobreaker.StateOpen:
-			return gobreaker.StateOpen
-		case gobreaker.StateHalfOpen:
-			worst = gobreaker.StateHalfOpen
+		case client.StateOpen:
+			return client.StateOpen
+		case client.StateHalfOpen:
+			worst = client.StateHalfOpen
 		}
 	}
 	return worst

@@ -2,8 +2,8 @@ package provider
 
 import (
 	"github.com/VictoriaMetrics/metrics"
-	"github.com/sony/gobreaker/v2"
 
+	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/runtime"
 )
 
@@ -16,17 +16,13 @@ type fetchMetrics struct {
 }
 
 func newFetchMetrics(m *runtime.Metrics, h *health) fetchMetrics {
-	for _, s := range []struct {
-		name  string
-		state gobreaker.State
-	}{{"closed", gobreaker.StateClosed}, {"half_open", gobreaker.StateHalfOpen}, {"open", gobreaker.StateOpen}} {
-		state := s.state
+	for _, state := range []string{client.StateClosed, client.StateHalfOpen, client.StateOpen} {
 		m.Gauge("breaker_state", func() float64 {
 			if h.worstState() == state {
 				return 1
 			}
 			return 0
-		}, "role", roleName, "target", "provider", "state", s.name)
+		}, "role", roleName, "target", "provider", "state", state)
 	}
 	return fetchMetrics{
 		m:             m,

@@ -343,7 +343,7 @@ func TestHeadViaProvider(t *testing.T) {
 		t.Fatalf("HEAD If-None-Match: %d", resp.StatusCode)
 	}
 	// A 404 is not a breaker failure and no bad mark.
-	if len(f.Filter([]string{start(t, missing)}, "")) != 1 || f.health.worstState().String() != "closed" {
+	if len(f.Filter([]string{start(t, missing)}, "")) != 1 || f.health.worstState() != "closed" {
 		t.Fatal("a 404 marked the provider")
 	}
 }

@@ -172,7 +172,7 @@ func TestClientGoneIsNotTheProvidersFault(t *testing.T) {
 				_ = f.Serve(t.Context(), &failWriter{h: http.Header{}}, getReq(t), id, []string{"http://p.test"}, nil)
 			}()
 		}
-		if f.health.worstState().String() != "closed" || len(f.Filter([]string{"http://p.test"}, "")) != 1 {
+		if f.health.worstState() != "closed" || len(f.Filter([]string{"http://p.test"}, "")) != 1 {
 			t.Fatal("client failures were charged to the provider")
 		}
 	})
