@@ -121,9 +121,7 @@ func parseBase(raw string) (*url.URL, error) {
 }
 
 func newHTTPClient() *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = 64
-	return &http.Client{Transport: t}
+	return &http.Client{Transport: NewTransport(TransportOptions{MaxIdleConnsPerHost: 64})}
 }
 
 // Target returns the host[:port] this Client calls (the metrics' target label).

@@ -204,10 +204,7 @@ func (f lazyHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 }
 
 // newTransport is the transport of HTTP sources (storage_url, index_url).
+// Each fill bounds its own attempts, the wait for headers included.
 func newTransport() *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = 64
-	t.IdleConnTimeout = 90 * time.Second
-	t.ResponseHeaderTimeout = 0 // each fill bounds its own attempts
-	return t
+	return client.NewTransport(client.TransportOptions{MaxIdleConnsPerHost: 64, IdleConnTimeout: 90 * time.Second})
 }

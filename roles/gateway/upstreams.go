@@ -7,7 +7,6 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
-	"github.com/ronhq/ron/httpx/safedial"
 	"github.com/ronhq/ron/roles/gateway/upstream"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexapi/clusterindex"
@@ -174,19 +173,19 @@ func (r *Role) linkToken(cfg Config) func(context.Context) (string, error) {
 }
 
 // newTransport is the HTTP transport of the gateway's upstream calls.
+// The link's deadline bounds the wait for response headers.
 func newTransport() *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = 256
-	t.IdleConnTimeout = 90 * time.Second
-	t.ResponseHeaderTimeout = 0 // the link's deadline bounds it
-	return t
+	return client.NewTransport(client.TransportOptions{MaxIdleConnsPerHost: 256, IdleConnTimeout: 90 * time.Second})
 }
 
 // providerTransport is the transport of provider reads. Provider URLs come
 // from the index and are not trusted: besides the URL checks of the
 // fetcher, a host name that resolves to a link-local, multicast or
 // unspecified address is refused when dialling (package safedial).
-func providerTransport() *http.Transport { return safedial.Guard(newTransport()) }
+func providerTransport() *http.Transport {
+	return client.NewTransport(client.TransportOptions{MaxIdleConnsPerHost: 256, IdleConnTimeout: 90 * time.Second,
+		Untrusted: true})
+}
 
 // links lists the configured links.
 func (u *upstreams) links() []*upstream.Link {

@@ -1,10 +1,10 @@
 package storage
 
 import (
-	"net"
 	"net/http"
 	"time"
 
+	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/storage/repair"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/store"
@@ -28,12 +28,8 @@ func (r *Role) newRepairer() *repair.Repairer {
 // newRepairHTTP is the client of repair pulls and provider lookups: a
 // keep-alive pool, no redirects, no compression, dials bounded by stall.
 func newRepairHTTP(stall time.Duration) *http.Client {
-	tr := &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: stall, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConnsPerHost: 8,
-		IdleConnTimeout:     90 * time.Second,
-		DisableCompression:  true,
-	}
+	tr := client.NewTransport(client.TransportOptions{Base: client.BaseBare, DialTimeout: stall,
+		MaxIdleConnsPerHost: 8, IdleConnTimeout: 90 * time.Second, DisableCompression: true})
 	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}

@@ -13,6 +13,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/ronhq/ron/httpx/client"
 )
 
 // Level is a check's outcome.
@@ -92,7 +94,7 @@ const DefaultMaxClockSkew = 5 * time.Minute
 
 func (s System) withDefaults() System {
 	if s.HTTP == nil { // no keep-alives: nothing idles after Run
-		s.HTTP = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+		s.HTTP = &http.Client{Transport: client.NewTransport(client.TransportOptions{Base: client.BaseBare, DisableKeepAlives: true})}
 	}
 	if s.Timeout <= 0 {
 		s.Timeout = DefaultTimeout

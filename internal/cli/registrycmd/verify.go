@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/internal/cli"
 	"github.com/ronhq/ron/roles/registry/verify"
 )
@@ -25,7 +26,7 @@ func verifyCommand() *cobra.Command {
 			if err := checkOutput(output); err != nil {
 				return report(cmd, err)
 			}
-			tr := http.DefaultTransport.(*http.Transport).Clone()
+			tr := client.NewTransport(client.TransportOptions{})
 			defer tr.CloseIdleConnections()
 			opt.URL, opt.HTTP, opt.Progress = args[0], &http.Client{Transport: tr}, cmd.ErrOrStderr()
 			res, err := verify.Run(cmd.Context(), opt)

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/textproto"
 	"sync"
 	"time"
+
+	"github.com/ronhq/ron/httpx/client"
 )
 
 // errFillTimeout: the origin did not deliver its headers, or the next
@@ -34,9 +35,9 @@ func originClient(c *http.Client) *http.Client {
 // newTransport: system TLS roots, no proxy, no transparent compression
 // (bodies are stored and relayed exactly as received).
 func newTransport() *http.Transport {
-	d := &net.Dialer{Timeout: DefaultFillTimeout, KeepAlive: 30 * time.Second}
-	return &http.Transport{
-		DialContext:            d.DialContext,
+	return client.NewTransport(client.TransportOptions{
+		Base:                   client.BaseBare,
+		DialTimeout:            DefaultFillTimeout,
 		ForceAttemptHTTP2:      true,
 		DisableCompression:     true,
 		MaxIdleConns:           256,
@@ -44,7 +45,7 @@ func newTransport() *http.Transport {
 		IdleConnTimeout:        60 * time.Second,
 		TLSHandshakeTimeout:    DefaultFillTimeout,
 		MaxResponseHeaderBytes: 64 << 10,
-	}
+	})
 }
 
 // upstreamResp is an origin response whose body is read under the

@@ -23,6 +23,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/httpx/inproc"
 	"github.com/ronhq/ron/runtime"
 )
@@ -196,11 +197,7 @@ func (l *Link) wire(opt Options) error {
 // compression (bytes pass through unchanged), a large idle pool (the
 // scheduler forwards up to 512 requests at once).
 func newTransport() *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.DisableCompression = true
-	t.MaxIdleConns = 1024
-	t.MaxIdleConnsPerHost = 512
-	return t
+	return client.NewTransport(client.TransportOptions{DisableCompression: true, MaxIdleConns: 1024, MaxIdleConnsPerHost: 512})
 }
 
 // Name returns the upstream's name (its metric label).

@@ -10,10 +10,10 @@ package peer
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"time"
 
+	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/runtime"
 )
 
@@ -69,14 +69,15 @@ func New(opt Options) *Client {
 	if opt.Metrics == nil {
 		opt.Metrics = runtime.NewMetrics(nil)
 	}
-	tr := &http.Transport{
-		DialContext:           (&net.Dialer{Timeout: opt.Stall, KeepAlive: 30 * time.Second}).DialContext,
+	tr := client.NewTransport(client.TransportOptions{
+		Base:                  client.BaseBare,
+		DialTimeout:           opt.Stall,
 		MaxIdleConns:          256,
 		MaxIdleConnsPerHost:   maxIdlePerHost,
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: ExpectContinueTimeout,
 		DisableCompression:    true,
-	}
+	})
 	hc := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
 	}}

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ronhq/ron/httpx/client"
 )
 
 // convergeConfig is the parsed converge command line.
@@ -70,7 +72,7 @@ type membersFetcher func(ctx context.Context, admin string) (map[string]string, 
 
 // runConverge polls until every node lists len(admins) members, all alive.
 func runConverge(ctx context.Context, cfg convergeConfig) (convergeResult, error) {
-	tr := &http.Transport{}
+	tr := client.NewTransport(client.TransportOptions{Base: client.BaseBare})
 	defer tr.CloseIdleConnections()
 	return converge(ctx, cfg, statusMembers(&http.Client{Transport: tr, Timeout: time.Second}))
 }

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/runtime/config"
 )
 
@@ -117,7 +118,7 @@ type writesResult struct {
 // runWrites writes cfg.n objects and summarises; any failed write fails
 // the run (a benchmark with errors is not reported).
 func runWrites(ctx context.Context, cfg writesConfig) (writesResult, error) {
-	tr := &http.Transport{MaxIdleConnsPerHost: cfg.c, DisableCompression: true}
+	tr := client.NewTransport(client.TransportOptions{Base: client.BaseBare, MaxIdleConnsPerHost: cfg.c, DisableCompression: true})
 	defer tr.CloseIdleConnections()
 	w := &writer{cfg: cfg, client: &http.Client{Transport: tr, Timeout: cfg.timeout}, base: randomBlock(cfg.seed, cfg.size)}
 	start := time.Now()

@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/scripts/bench/cmd/internal/serve"
 )
 
@@ -55,7 +56,7 @@ func run(args []string, out io.Writer) error {
 	if *delay < 0 || *delay > maxDelay {
 		return fmt.Errorf("delay %s out of range 0–%s", *delay, maxDelay)
 	}
-	tr := &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 90 * time.Second}
+	tr := client.NewTransport(client.TransportOptions{Base: client.BaseBare, MaxIdleConnsPerHost: 256, IdleConnTimeout: 90 * time.Second})
 	defer tr.CloseIdleConnections()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/ronhq/ron/httpx/client"
 )
 
 // runner holds the clock of one run: warm-up from t0 to start, measured
@@ -153,10 +154,6 @@ func newClient(rt http.RoundTripper) *http.Client {
 // connections per host open between requests (so that a steady load does
 // not churn connections) and never proxies or compresses.
 func newTransport(idle int) *http.Transport {
-	return &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConnsPerHost: idle,
-		IdleConnTimeout:     90 * time.Second,
-		DisableCompression:  true,
-	}
+	return client.NewTransport(client.TransportOptions{Base: client.BaseBare, DialTimeout: 5 * time.Second,
+		MaxIdleConnsPerHost: idle, IdleConnTimeout: 90 * time.Second, DisableCompression: true})
 }

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/ronhq/ron/httpx/client"
 )
 
 // measure starts cfg.argv, waits until cfg.url answers 200 and returns the
@@ -31,7 +33,7 @@ func measure(cfg config) (time.Duration, error) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }() // reaps the process; ends when it exits
-	tr := &http.Transport{DisableKeepAlives: true}
+	tr := client.NewTransport(client.TransportOptions{Base: client.BaseBare, DisableKeepAlives: true})
 	defer tr.CloseIdleConnections()
 	probe := httpProbe(&http.Client{Transport: tr, Timeout: time.Second}, cfg.url)
 	took, err := waitReady(probe, start, exited, cfg.every, cfg.timeout)

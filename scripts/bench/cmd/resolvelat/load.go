@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ronhq/ron/httpx/client"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -44,7 +45,7 @@ func (r *result) merge(o result) {
 }
 
 func newHTTPClient(cfg config) *http.Client {
-	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.concurrency}}
+	return &http.Client{Transport: client.NewTransport(client.TransportOptions{Base: client.BaseBare, MaxIdleConnsPerHost: cfg.concurrency})}
 }
 
 // load runs cfg.concurrency closed-loop workers that start requests for
