@@ -10,6 +10,8 @@ import (
 	"github.com/ronhq/ron/httpx/netcfg"
 	"github.com/ronhq/ron/roles/edge/live"
 	"github.com/ronhq/ron/roles/edge/packs"
+	"github.com/ronhq/ron/roles/index/indexapi"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 )
 
 // keyError is a validation error naming "edge.<key>".
@@ -34,7 +36,7 @@ func (c Config) Validate() error {
 // empty while the storage (index) role runs in the same process: one
 // source of truth. colocated reports whether a role is enabled here.
 func (c Config) CheckSources(colocated func(role string) bool) error {
-	for _, s := range []struct{ role, url string }{{"storage", c.StorageURL}, {"index", c.IndexURL}} {
+	for _, s := range []struct{ role, url string }{{storageapi.RoleName, c.StorageURL}, {indexapi.RoleName, c.IndexURL}} {
 		if s.url != "" && colocated(s.role) {
 			return keyError(s.role+"_url", "must be empty while the %s role runs in this process (one source of truth)", s.role)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/ronhq/ron/roles/edge/objects"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexapi/clusterindex"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/store"
 )
@@ -31,9 +32,9 @@ type Locals struct {
 // colocated reports whether role runs in this process.
 func (l Locals) colocated(role string) bool {
 	switch role {
-	case "storage":
+	case storageapi.RoleName:
 		return l.Storage != nil
-	case "index":
+	case indexapi.RoleName:
 		return l.IndexClient != nil
 	}
 	return false
@@ -88,7 +89,7 @@ func newSources(so sourceOptions) *sources {
 	s.providerClient = &http.Client{Transport: s.providerTransport, CheckRedirect: noRedirects}
 	switch {
 	case so.local.Storage != nil:
-		s.storage = &objects.Source{Name: "storage", BaseURL: inProcessBase,
+		s.storage = &objects.Source{Name: storageapi.RoleName, BaseURL: inProcessBase,
 			Client:  &http.Client{Transport: inproc.New(lazyHandler(so.local.Storage)), CheckRedirect: noRedirects},
 			Prepare: withLinkPrincipal}
 		s.describe = append(s.describe, "storage (in-process)")
@@ -96,7 +97,7 @@ func newSources(so sourceOptions) *sources {
 			s.storageURL = so.local.StorageURL
 		}
 	case so.cfg.StorageURL != "":
-		s.storage = &objects.Source{Name: "storage", BaseURL: strings.TrimSuffix(so.cfg.StorageURL, "/"),
+		s.storage = &objects.Source{Name: storageapi.RoleName, BaseURL: strings.TrimSuffix(so.cfg.StorageURL, "/"),
 			Client:  &http.Client{Transport: s.transport, CheckRedirect: noRedirects},
 			Prepare: withBearer(so.token)}
 		s.describe = append(s.describe, "storage (http)")

@@ -17,6 +17,7 @@ import (
 	"github.com/ronhq/ron/roles/gateway/tenant"
 	"github.com/ronhq/ron/roles/gateway/tenants"
 	"github.com/ronhq/ron/roles/gateway/upstream"
+	"github.com/ronhq/ron/roles/index/indexapi"
 )
 
 // policy is the config in force with its parsed forms, swapped whole on
@@ -207,7 +208,7 @@ func (r *Role) reconfigure(old, n Config) error {
 // serveSite answers GET|HEAD /n/{name}[/{path...}] (docs/gateway.md §5).
 func (r *Role) serveSite(c echo.Context, cl *call) error {
 	if r.ups.indexClient == nil {
-		return errNoUpstream("index")
+		return errNoUpstream(indexapi.RoleName)
 	}
 	req := c.Request()
 	esc := strings.TrimPrefix(req.URL.EscapedPath(), "/n/")

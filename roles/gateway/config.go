@@ -8,7 +8,11 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/netcfg"
+	"github.com/ronhq/ron/roles/edge/edgeapi"
 	"github.com/ronhq/ron/roles/gateway/gatewayapi"
+	"github.com/ronhq/ron/roles/index/indexapi"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime/config"
 )
 
@@ -143,7 +147,7 @@ func (c Config) CheckUpstreams(colocated func(role string) bool) error {
 	if err := c.CheckClusterUpstreams(colocated); err != nil {
 		return err
 	}
-	if !colocated("storage") && c.StorageURL == "" && !colocated("index") && c.IndexURL == "" {
+	if !colocated(storageapi.RoleName) && c.StorageURL == "" && !colocated(indexapi.RoleName) && c.IndexURL == "" {
 		return keyError("storage_url", "the gateway needs a storage upstream or an index: enable storage or index, or set storage_url or index_url")
 	}
 	return nil
@@ -166,7 +170,7 @@ func (c Config) CheckClusterUpstreams(colocated func(role string) bool) error {
 type upstreamURL struct{ role, url string }
 
 func (c Config) upstreamURLs() []upstreamURL {
-	return []upstreamURL{{"storage", c.StorageURL}, {"index", c.IndexURL}, {"edge", c.EdgeURL}, {"registry", c.RegistryURL}}
+	return []upstreamURL{{storageapi.RoleName, c.StorageURL}, {indexapi.RoleName, c.IndexURL}, {edgeapi.RoleName, c.EdgeURL}, {registryapi.RoleName, c.RegistryURL}}
 }
 
 func (c Config) checkURLs() error {

@@ -10,10 +10,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/edge/edgeapi"
 	"github.com/ronhq/ron/roles/gateway/hygiene"
 	"github.com/ronhq/ron/roles/gateway/upstream"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexapi/clusterindex"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/store"
 )
 
@@ -37,7 +40,7 @@ func upstreamCall(req *http.Request, cl *call, link *upstream.Link, path string,
 	} else {
 		uc.ContentLength = 0
 	}
-	if link.Name() == "edge" {
+	if link.Name() == edgeapi.RoleName {
 		uc.Prefix = "/edge"
 	}
 	return uc
@@ -140,13 +143,13 @@ func schemeOf(req *http.Request) string {
 func upstreamOfPath(path string) string {
 	switch {
 	case strings.HasPrefix(path, "/o"):
-		return "storage"
+		return storageapi.RoleName
 	case strings.HasPrefix(path, "/registry"):
-		return "registry"
+		return registryapi.RoleName
 	case strings.HasPrefix(path, "/resolve"), strings.HasPrefix(path, "/names"):
-		return "index"
+		return indexapi.RoleName
 	}
-	return "edge"
+	return edgeapi.RoleName
 }
 
 // objectParam decodes the {b3} segment once and checks it (docs/gateway.md §4 step 1).
@@ -170,7 +173,7 @@ func (r *Role) serveObjectPart(part string) func(echo.Context, *call) error {
 		if err != nil {
 			return err
 		}
-		return r.forward(c, cl, r.ups.link("storage", id[:]), "/o/"+id.String()+"/"+part)
+		return r.forward(c, cl, r.ups.link(storageapi.RoleName, id[:]), "/o/"+id.String()+"/"+part)
 	}
 }
 
@@ -188,7 +191,7 @@ func (r *Role) serveObjectWrite(c echo.Context, cl *call) error {
 		}
 		path, key = path+"/"+id.String(), id[:]
 	}
-	return r.forward(c, cl, r.ups.link("storage", key), path)
+	return r.forward(c, cl, r.ups.link(storageapi.RoleName, key), path)
 }
 
 // serveResolve passes GET /resolve/{key} to the index after checking the
@@ -198,7 +201,7 @@ func (r *Role) serveResolve(c echo.Context, cl *call) error {
 	if err != nil || !validResolveKey(key) {
 		return httpx.NewError(http.StatusBadRequest, httpx.CodeBadRequest, "resolve key must be a b3 id, a name or name@version")
 	}
-	return r.forward(c, cl, r.ups.link("index", clusterindex.ResolveKey(key)), "/resolve/"+url.PathEscape(key))
+	return r.forward(c, cl, r.ups.link(indexapi.RoleName, clusterindex.ResolveKey(key)), "/resolve/"+url.PathEscape(key))
 }
 
 // validResolveKey reports whether key is a b3 id, a name or name@version
@@ -231,7 +234,7 @@ func (r *Role) serveNameWrite(c echo.Context, cl *call) error {
 	if err != nil {
 		return err
 	}
-	return r.forward(c, cl, r.ups.link("index", clusterindex.ResolveKey(name)), "/names/"+url.PathEscape(name))
+	return r.forward(c, cl, r.ups.link(indexapi.RoleName, clusterindex.ResolveKey(name)), "/names/"+url.PathEscape(name))
 }
 
 // serveNameRead passes GET /names/{name}[@{version}][/versions].
@@ -245,7 +248,7 @@ func (r *Role) serveNameRead(c echo.Context, cl *call) error {
 	if len(segs) == 3 {
 		path += "/versions"
 	}
-	return r.forward(c, cl, r.ups.link("index", clusterindex.ResolveKey(name)), path)
+	return r.forward(c, cl, r.ups.link(indexapi.RoleName, clusterindex.ResolveKey(name)), path)
 }
 
 // serveRegistry passes GET /registry/head and /registry/{version}.
@@ -256,16 +259,16 @@ func (r *Role) serveRegistry(c echo.Context, cl *call) error {
 			return httpx.NewError(http.StatusBadRequest, httpx.CodeBadRequest, "registry version must be a decimal u64")
 		}
 	}
-	return r.forward(c, cl, r.ups.link("registry", nil), "/registry/"+seg)
+	return r.forward(c, cl, r.ups.link(registryapi.RoleName, nil), "/registry/"+seg)
 }
 
 // serveRegistryStream relays the registry's event stream: the scheduler
 // slot is given back once the upstream's headers arrive, the stream has no
 // deadline, and it ends when the client leaves or shutdown begins.
 func (r *Role) serveRegistryStream(c echo.Context, cl *call) error {
-	link := r.ups.link("registry", nil)
+	link := r.ups.link(registryapi.RoleName, nil)
 	if link == nil {
-		return errNoUpstream("registry")
+		return errNoUpstream(registryapi.RoleName)
 	}
 	ctx, cancel := context.WithCancel(c.Request().Context())
 	defer cancel()
@@ -287,5 +290,5 @@ func (r *Role) serveEdge(c echo.Context, cl *call) error {
 	if err != nil {
 		return err
 	}
-	return r.forward(c, cl, r.ups.link("edge", []byte(path)), path)
+	return r.forward(c, cl, r.ups.link(edgeapi.RoleName, []byte(path)), path)
 }

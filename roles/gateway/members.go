@@ -7,15 +7,18 @@ import (
 	"sync/atomic"
 
 	"github.com/ronhq/ron/httpx/client"
+	"github.com/ronhq/ron/roles/edge/edgeapi"
 	"github.com/ronhq/ron/roles/gateway/upstream"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexapi/clusterindex"
 	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
 )
 
 // upstreamRoles are the four upstreams, in the order of docs/gateway.md §2.
-var upstreamRoles = [...]string{"storage", "index", "edge", "registry"}
+var upstreamRoles = [...]string{storageapi.RoleName, indexapi.RoleName, edgeapi.RoleName, registryapi.RoleName}
 
 // memberLink is a cluster member's link and the policy it last received.
 type memberLink struct {
@@ -63,7 +66,7 @@ func (r *Role) newMembers(u *upstreams, cfg Config) *members {
 	}
 	if u.registryClient == nil {
 		opt.Retries = -1 // the next member is the retry
-		ms.registry = clusterindex.NewPool(clusterindex.PoolOptions[*registryapi.HTTPClient]{Membership: ms.m, Role: "registry",
+		ms.registry = clusterindex.NewPool(clusterindex.PoolOptions[*registryapi.HTTPClient]{Membership: ms.m, Role: registryapi.RoleName,
 			Zone: r.opt.Zone, Log: r.log, Retire: (*registryapi.HTTPClient).Close,
 			Build: func(_, url string) (*registryapi.HTTPClient, error) {
 				return registryapi.NewHTTPClient(url, token, opt), nil

@@ -14,6 +14,7 @@ import (
 	"github.com/ronhq/ron/httpx/content"
 	"github.com/ronhq/ron/roles/gateway/upstream"
 	"github.com/ronhq/ron/roles/index/indexapi"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/store"
 )
 
@@ -45,7 +46,7 @@ func (r *Role) serveID(w http.ResponseWriter, req *http.Request, cl *call, id st
 		return nil
 	}
 	var storageErr error // storage's failure, answered when no provider can help
-	link, tried := r.ups.linkURL("storage", id[:])
+	link, tried := r.ups.linkURL(storageapi.RoleName, id[:])
 	if link != nil {
 		var keep func(int) bool // storage's answer, unless the providers may have the object
 		if r.ups.indexClient != nil {
@@ -192,7 +193,7 @@ func (o objectSource) ReadAll(ctx context.Context, id store.ID, max int64) ([]by
 	if err != nil {
 		return nil, err
 	}
-	link, tried := o.r.ups.linkURL("storage", id[:])
+	link, tried := o.r.ups.linkURL(storageapi.RoleName, id[:])
 	if link != nil {
 		b, err := o.r.readStorage(ctx, cl, link, id, max)
 		if err == nil || !o.r.tryProviders(0, err) {

@@ -37,7 +37,7 @@ func (r *Role) routes() []route {
 		{methods: getOnly, path: "/registry/:version", scope: "registry:read", serve: r.serveRegistry},
 		{methods: getOnly, path: "/registry/stream", scope: "registry:read", stream: true, serve: r.serveRegistryStream},
 	}
-	if r.ups.has("edge") {
+	if r.ups.has(edgeapi.RoleName) {
 		rs = append(rs,
 			route{methods: readMethods, path: "/edge", scope: edgeapi.ScopeRead, serve: r.serveEdge},
 			route{methods: readMethods, path: "/edge/*", scope: edgeapi.ScopeRead, serve: r.serveEdge})

@@ -7,10 +7,12 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
+	"github.com/ronhq/ron/roles/edge/edgeapi"
 	"github.com/ronhq/ron/roles/gateway/upstream"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexapi/clusterindex"
 	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 )
 
 // Locals are the roles running in the gateway's process (docs/gateway.md
@@ -29,13 +31,13 @@ type Locals struct {
 // colocated reports whether role runs in this process.
 func (l Locals) colocated(role string) bool {
 	switch role {
-	case "storage":
+	case storageapi.RoleName:
 		return l.Storage != nil
-	case "index":
+	case indexapi.RoleName:
 		return l.Index != nil
-	case "edge":
+	case edgeapi.RoleName:
 		return l.Edge != nil
-	case "registry":
+	case registryapi.RoleName:
 		return l.Registry != nil
 	}
 	return false
@@ -82,8 +84,8 @@ func (r *Role) newUpstreams(cfg Config) (*upstreams, error) {
 		name  string
 		local func() http.Handler
 		url   string
-	}{{&u.storage, "storage", loc.Storage, cfg.StorageURL}, {&u.index, "index", loc.Index, cfg.IndexURL},
-		{&u.edge, "edge", loc.Edge, cfg.EdgeURL}, {&u.registry, "registry", loc.Registry, cfg.RegistryURL}} {
+	}{{&u.storage, storageapi.RoleName, loc.Storage, cfg.StorageURL}, {&u.index, indexapi.RoleName, loc.Index, cfg.IndexURL},
+		{&u.edge, edgeapi.RoleName, loc.Edge, cfg.EdgeURL}, {&u.registry, registryapi.RoleName, loc.Registry, cfg.RegistryURL}} {
 		if *l.dst, err = link(l.name, l.local, l.url); err != nil {
 			return nil, err
 		}
@@ -101,13 +103,13 @@ func (r *Role) newUpstreams(cfg Config) (*upstreams, error) {
 // static returns role's co-located or configured link (nil: none).
 func (u *upstreams) static(role string) *upstream.Link {
 	switch role {
-	case "storage":
+	case storageapi.RoleName:
 		return u.storage
-	case "index":
+	case indexapi.RoleName:
 		return u.index
-	case "edge":
+	case edgeapi.RoleName:
 		return u.edge
-	case "registry":
+	case registryapi.RoleName:
 		return u.registry
 	}
 	return nil
@@ -125,7 +127,7 @@ func (u *upstreams) link(role string, key []byte) *upstream.Link {
 // configured storage URL, or the co-located storage's advertised one.
 func (u *upstreams) linkURL(role string, key []byte) (*upstream.Link, string) {
 	if l := u.static(role); l != nil {
-		if role == "storage" {
+		if role == storageapi.RoleName {
 			return l, u.storageURL()
 		}
 		return l, ""

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/runtime/config"
 )
@@ -246,7 +247,7 @@ func (m *MillisRange) UnmarshalText(b []byte) error {
 
 // restartOnly lists the keys a reload rejects by name: only listen.
 func (c Config) restartOnly(n Config) []string {
-	return config.Changed("index", &c, &n, "listen")
+	return config.Changed(indexapi.RoleName, &c, &n, "listen")
 }
 
 // deadline, hedgeAfter and the retry pauses as durations.

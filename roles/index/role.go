@@ -18,6 +18,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/index/cache"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
@@ -209,7 +210,7 @@ func (r *Role) openKV() (kv.DB, error) {
 	if r.opt.Amnesia {
 		return memkv.New(), nil
 	}
-	path := filepath.Join(r.opt.DataDir, "index", "index.db")
+	path := filepath.Join(r.opt.DataDir, indexapi.RoleName, "index.db")
 	kdb, err := bolt.Open(path, bolt.Options{OpenTimeout: openTimeout})
 	if errors.Is(err, bolt.ErrLocked) {
 		return nil, fmt.Errorf("index database locked by another process: %s", path)

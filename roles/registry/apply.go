@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/config"
 )
@@ -75,11 +76,11 @@ func (r *Role) reconfigure(old, n Config) error {
 
 // forbidden lists the trust-roots keys n changes.
 func (c Config) forbidden(n Config) []string {
-	return config.Changed("registry", &c, &n, "trust_roots", "trust_roots_b3")
+	return config.Changed(registryapi.RoleName, &c, &n, "trust_roots", "trust_roots_b3")
 }
 
 // restartOnly lists the other restart-only keys n changes.
 func (c Config) restartOnly(n Config) []string {
-	return config.Changed("registry", &c, &n, "listen", "allow_dev_signer", "log_origin",
+	return config.Changed(registryapi.RoleName, &c, &n, "listen", "allow_dev_signer", "log_origin",
 		"queue_proposals", "queue_approvals", "queue_commits", "segment_records")
 }

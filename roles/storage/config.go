@@ -9,6 +9,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/roles/storage/announcing"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime/config"
 )
 
@@ -145,7 +146,7 @@ func (c Config) validateAnnounce() error {
 
 // restartOnly lists keys whose change a reload rejects by name.
 func (c Config) restartOnly(n Config) []string {
-	return config.Changed("storage", &c, &n, "listen", "advertise_url", "engine", "max_object_bytes",
+	return config.Changed(storageapi.RoleName, &c, &n, "listen", "advertise_url", "engine", "max_object_bytes",
 		"memory_max_bytes", "sidecar_cache_bytes", "queue_capacity", "get_workers", "put_workers",
 		"announce_queue", "quarantine_keep", "replication_factor", "redundancy", "ec_data", "ec_parity", "ec_min_bytes")
 }

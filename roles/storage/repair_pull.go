@@ -131,12 +131,12 @@ func isCommitError(err error) bool {
 // id's provider records first, for its providers (GET /providers/{b3});
 // the first answer counts, failures give none.
 func (r *Role) providerURLs(ctx context.Context, v *cluster.View, id store.ID) []string {
-	members := placement.Ranked(v.Alive("index"), id)
+	members := placement.Ranked(v.Alive(indexapi.RoleName), id)
 	for i, m := range members {
 		if i == providerLookups || ctx.Err() != nil {
 			break
 		}
-		if urls, err := r.lookupProviders(ctx, m.URL("index"), id); err == nil {
+		if urls, err := r.lookupProviders(ctx, m.URL(indexapi.RoleName), id); err == nil {
 			return urls
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/roles/storage/peer"
 	"github.com/ronhq/ron/roles/storage/repair"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/store"
@@ -150,7 +151,7 @@ func (r *Role) openEngine() (store.BlobStore, error) {
 		return memory.New(memory.Options{MaxBytes: int64(cfg.MemoryMaxBytes),
 			OnCorrupt: r.onCorrupt, OnSidecarRebuilt: r.onSidecarRebuilt}), nil
 	}
-	return fs.Open(filepath.Join(r.opt.DataDir, "storage"), fs.Options{
+	return fs.Open(filepath.Join(r.opt.DataDir, storageapi.RoleName), fs.Options{
 		MinFreeBytes:      int64(cfg.MinFreeBytes),
 		SidecarCacheBytes: int64(cfg.SidecarCacheBytes),
 		QuarantineKeep:    cfg.QuarantineKeep,

@@ -24,7 +24,7 @@ import (
 )
 
 // cliRole names the index in flags and in cli.Node.Listen.
-const cliRole = "index"
+const cliRole = indexapi.RoleName
 
 // Commands returns the index role's CLI commands (docs/index.md §14):
 // `name` with the subcommands set, get, rm and history, and `resolve`. They

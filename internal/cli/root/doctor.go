@@ -10,6 +10,11 @@ import (
 	"github.com/ronhq/ron/internal/cli"
 	"github.com/ronhq/ron/internal/cli/doctor"
 	"github.com/ronhq/ron/internal/node"
+	"github.com/ronhq/ron/roles/edge/edgeapi"
+	"github.com/ronhq/ron/roles/gateway/gatewayapi"
+	"github.com/ronhq/ron/roles/index/indexapi"
+	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime/config"
 )
 
@@ -68,7 +73,7 @@ func doctorNode(file string, cfg *node.Config, err error) doctor.Node {
 		return n
 	}
 	n.Roles, n.DataDir, n.Amnesia, n.RootKeyFile = cfg.Roles, cfg.DataDir, cfg.Amnesia, cfg.Cluster.RootKeyFile
-	if cfg.Enabled("storage") && cfg.Storage.MinFreeBytes > 0 {
+	if cfg.Enabled(storageapi.RoleName) && cfg.Storage.MinFreeBytes > 0 {
 		n.MinFreeBytes = uint64(cfg.Storage.MinFreeBytes)
 	}
 	n.Listeners = []doctor.Listener{{Key: "admin.listen", Addr: cfg.Admin.Listen}}
@@ -76,7 +81,7 @@ func doctorNode(file string, cfg *node.Config, err error) doctor.Node {
 		n.Listeners = append(n.Listeners, doctor.Listener{Key: l.Role + ".listen", Addr: l.Addr})
 	}
 	n.Dependencies = dependencies(cfg)
-	if cfg.Enabled("registry") {
+	if cfg.Enabled(registryapi.RoleName) {
 		n.MaxClockSkew = cfg.Registry.ClockSkew
 	}
 	return n
@@ -91,21 +96,21 @@ func dependencies(cfg *node.Config) []doctor.Dependency {
 			out = append(out, doctor.Dependency{Key: role + "." + key, URL: url, Optional: optional})
 		}
 	}
-	add("gateway", "registry_url", cfg.Gateway.RegistryURL, false)
+	add(gatewayapi.RoleName, "registry_url", cfg.Gateway.RegistryURL, false)
 	self := map[string]bool{strings.TrimRight(cfg.Index.AdvertiseURL, "/"): true, "http://" + cfg.Index.Listen: true}
 	for _, p := range cfg.Index.Peers {
 		if !self[strings.TrimRight(p, "/")] {
-			add("index", "peers", p, true)
+			add(indexapi.RoleName, "peers", p, true)
 		}
 	}
-	add("gateway", "storage_url", cfg.Gateway.StorageURL, false)
-	add("gateway", "index_url", cfg.Gateway.IndexURL, false)
-	add("gateway", "edge_url", cfg.Gateway.EdgeURL, false)
-	add("edge", "storage_url", cfg.Edge.StorageURL, false)
-	add("edge", "index_url", cfg.Edge.IndexURL, false)
-	if !cfg.Enabled("index") {
+	add(gatewayapi.RoleName, "storage_url", cfg.Gateway.StorageURL, false)
+	add(gatewayapi.RoleName, "index_url", cfg.Gateway.IndexURL, false)
+	add(gatewayapi.RoleName, "edge_url", cfg.Gateway.EdgeURL, false)
+	add(edgeapi.RoleName, "storage_url", cfg.Edge.StorageURL, false)
+	add(edgeapi.RoleName, "index_url", cfg.Edge.IndexURL, false)
+	if !cfg.Enabled(indexapi.RoleName) {
 		for _, u := range cfg.Storage.IndexURLs {
-			add("storage", "index_urls", u, true)
+			add(storageapi.RoleName, "index_urls", u, true)
 		}
 	}
 	return out

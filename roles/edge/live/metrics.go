@@ -5,12 +5,13 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 
+	"github.com/ronhq/ron/roles/edge/edgeapi"
 	"github.com/ronhq/ron/runtime"
 )
 
 // Label values of docs/edge.md §11.
 const (
-	roleName    = "edge"
+	roleName    = edgeapi.RoleName
 	routeAssets = "/assets/{origin}/{path...}"
 	sourceName  = "origin"
 )

@@ -6,18 +6,20 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 
+	"github.com/ronhq/ron/roles/edge/edgeapi"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime"
 )
 
 // Metric label values (docs/edge.md §11).
 const (
-	role = "edge"
+	role = edgeapi.RoleName
 	// Route is the route template of GET|HEAD /o/{b3}: the route and
 	// endpoint label of this package's series.
 	Route = "/o/{b3}"
 	// sourceLabel is the source label of the fill series: providers count
 	// as storage (the spec's sources are storage and origin).
-	sourceLabel = "storage"
+	sourceLabel = storageapi.RoleName
 )
 
 // Reasons of ron_edge_rejects_total counted here.

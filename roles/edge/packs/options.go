@@ -5,6 +5,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/ronhq/ron/roles/edge/edgeapi"
 	"github.com/ronhq/ron/roles/edge/mbtiles"
 	"github.com/ronhq/ron/roles/edge/pmtiles"
 	"github.com/ronhq/ron/runtime"
@@ -31,7 +32,7 @@ const (
 const DefaultPoll = 2 * time.Second
 
 // role labels every metric of this package.
-const role = "edge"
+const role = edgeapi.RoleName
 
 // Options configure a Set. Zero values take the spec's defaults.
 type Options struct {

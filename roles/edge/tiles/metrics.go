@@ -8,11 +8,12 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 
+	"github.com/ronhq/ron/roles/edge/edgeapi"
 	"github.com/ronhq/ron/runtime"
 )
 
 // role labels every metric of this package.
-const role = "edge"
+const role = edgeapi.RoleName
 
 // Route templates: the route label of ron_edge_bytes_served_total.
 const (

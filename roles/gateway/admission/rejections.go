@@ -8,6 +8,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/roles/gateway/gatewayapi"
 	"github.com/ronhq/ron/runtime"
 )
 
@@ -98,7 +99,7 @@ func NewRejections(m *runtime.Metrics, role string, label func(tenant string) st
 		m = runtime.NewMetrics(nil)
 	}
 	if role == "" {
-		role = "gateway"
+		role = gatewayapi.RoleName
 	}
 	if label == nil {
 		label = func(string) string { return LabelOther }

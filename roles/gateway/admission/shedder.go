@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ronhq/ron/roles/gateway/gatewayapi"
 	"github.com/ronhq/ron/runtime"
 )
 
@@ -44,7 +45,7 @@ func NewShedder(queueCap int, at float64, clearAfter time.Duration, m ...*runtim
 	s := &Shedder{queueCap: queueCap, at: at, clearAfter: clearAfter}
 	for _, mm := range m {
 		if mm != nil {
-			s.RegisterMetrics(mm, "gateway")
+			s.RegisterMetrics(mm, gatewayapi.RoleName)
 		}
 	}
 	return s

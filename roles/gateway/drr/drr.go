@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ronhq/ron/roles/gateway/gatewayapi"
 	"github.com/ronhq/ron/runtime"
 )
 
@@ -98,7 +99,7 @@ func (o Options) withDefaults() Options {
 		o.Metrics = runtime.NewMetrics(nil)
 	}
 	if o.Role == "" {
-		o.Role = "gateway"
+		o.Role = gatewayapi.RoleName
 	}
 	return o
 }

@@ -3,6 +3,7 @@ package sites
 import (
 	"github.com/VictoriaMetrics/metrics"
 
+	"github.com/ronhq/ron/roles/gateway/gatewayapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
 )
@@ -17,7 +18,7 @@ type siteMetrics struct {
 	rejected     *metrics.Counter
 }
 
-const metricRole = "gateway"
+const metricRole = gatewayapi.RoleName
 
 func newSiteMetrics(m *runtime.Metrics, cache *weightedLRU[store.ID, *site]) siteMetrics {
 	if m == nil {

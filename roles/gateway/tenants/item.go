@@ -17,6 +17,7 @@ import (
 	"fmt"
 
 	"github.com/ronhq/ron/roles/gateway/tenant"
+	"github.com/ronhq/ron/roles/registry/registryapi"
 )
 
 // ErrItem marks an invalid tenant item; every *ItemError wraps it.
@@ -84,7 +85,7 @@ func (it Item) check(def tenant.Params) error {
 // Sources of tenant items (ItemError.Source).
 const (
 	SourceConfig   = "config"
-	SourceRegistry = "registry"
+	SourceRegistry = registryapi.RoleName
 )
 
 // ItemError reports one tenant item that was skipped. Index is the item's

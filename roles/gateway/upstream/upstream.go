@@ -25,11 +25,12 @@ import (
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/httpx/inproc"
+	"github.com/ronhq/ron/roles/gateway/gatewayapi"
 	"github.com/ronhq/ron/runtime"
 )
 
 // metricRole is the role label of every metric a Link reports.
-const metricRole = "gateway"
+const metricRole = gatewayapi.RoleName
 
 // Policy holds the live forwarding settings (hot-reloadable, see SetPolicy).
 // Zero or negative fields take the DefaultPolicy values.

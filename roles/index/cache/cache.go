@@ -24,6 +24,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/runtime"
 )
 
@@ -217,7 +218,7 @@ func New[V any](cfg Config) (*Cache[V], error) {
 	return c, nil
 }
 
-const role = "index"
+const role = indexapi.RoleName
 
 // onRemove is the LRU's callback for every entry leaving it (eviction,
 // Remove, Resize). It runs with c.mu held and only touches c's maps.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/runtime"
 )
 
@@ -94,7 +95,7 @@ func (o Options) withDefaults() Options {
 		o.NotFound = DefaultNotFound
 	}
 	if o.Role == "" {
-		o.Role = "index"
+		o.Role = indexapi.RoleName
 	}
 	return o
 }

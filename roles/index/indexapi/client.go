@@ -59,7 +59,7 @@ var _ Client = (*HTTPClient)(nil)
 func NewHTTPClient(baseURL string, token func(context.Context) (string, error), opt client.Options) *HTTPClient {
 	opt.BaseURL, opt.Token = baseURL, token
 	if opt.Role == "" {
-		opt.Role = "index"
+		opt.Role = RoleName
 	}
 	return &HTTPClient{c: client.New(opt)}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/roles/registry/committer"
+	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/registry/segment"
 	"github.com/ronhq/ron/roles/registry/tiles"
 	"github.com/ronhq/ron/store/kv"
@@ -19,7 +20,7 @@ import (
 // Store layout under <data>/registry (docs/registry.md §5) and timeouts.
 const (
 	// DirName is the registry's folder in the data directory.
-	DirName = "registry"
+	DirName = registryapi.RoleName
 	// LogDirName is the segment log's folder in DirName.
 	LogDirName = "log"
 	// RegistryDB is registry.db's file name in DirName.

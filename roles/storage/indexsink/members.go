@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/cluster/rendezvous"
@@ -47,8 +48,8 @@ func (s *Sink) memberTargets() []*target {
 func memberURLs(v *cluster.View, node string) []string {
 	byID := map[string]string{}
 	var cands []rendezvous.Candidate
-	for _, m := range v.Alive("index") {
-		u := strings.TrimRight(m.URL("index"), "/")
+	for _, m := range v.Alive(indexapi.RoleName) {
+		u := strings.TrimRight(m.URL(indexapi.RoleName), "/")
 		if u == "" || announcing.CheckIndexURL(u) != nil {
 			continue
 		}
@@ -83,5 +84,5 @@ func (s *Sink) IndexMembers() string {
 	if s.opt.Cluster == nil {
 		return ""
 	}
-	return s.opt.Cluster.View().AliveKey("index")
+	return s.opt.Cluster.View().AliveKey(indexapi.RoleName)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/storage/announcing"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
 )
@@ -125,7 +126,7 @@ func (s *Sink) Announce(ctx context.Context, batch []announcing.Record) error {
 		err = s.announceHTTP(ctx, recs)
 	}
 	if err != nil && (client.IsTimeout(err) || errors.Is(err, context.DeadlineExceeded)) {
-		s.opt.Metrics.Counter("io_timeouts_total", "role", "storage", "op", "index_rpc").Inc()
+		s.opt.Metrics.Counter("io_timeouts_total", "role", storageapi.RoleName, "op", "index_rpc").Inc()
 	}
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/storage/announcing"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 )
 
 // target is one index URL with its client, which owns the URL's breaker.
@@ -84,7 +85,7 @@ func (s *Sink) httpTargets() []*target {
 // the sink fails over to the next URL and the announcer retries the batch.
 func (s *Sink) newTarget(url string) *target {
 	return &target{url: url, c: indexapi.NewHTTPClient(url, s.token, client.Options{
-		Retries: -1, Role: "storage", Metrics: s.opt.Metrics.Set()})}
+		Retries: -1, Role: storageapi.RoleName, Metrics: s.opt.Metrics.Set()})}
 }
 
 // announceHTTP tries the targets in order, starting with the one that last

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx/client"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime"
 )
 
@@ -90,7 +91,7 @@ func (c *Client) Close() { c.tr.CloseIdleConnections() }
 
 // stalled counts one exchange aborted by the stall watchdog.
 func (c *Client) stalled() {
-	c.opt.Metrics.Counter("io_timeouts_total", "role", "storage", "op", "replica_stall").Inc()
+	c.opt.Metrics.Counter("io_timeouts_total", "role", storageapi.RoleName, "op", "replica_stall").Inc()
 }
 
 // authorize sets the bearer token on req when a Token source is configured.

@@ -3,11 +3,12 @@ package repair
 import (
 	"github.com/VictoriaMetrics/metrics"
 
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime"
 )
 
 // role is the label every repair metric carries.
-const role = "storage"
+const role = storageapi.RoleName
 
 // engineMetrics are the repair metrics of docs/cluster.md §11 that are
 // counted (the gauges are callbacks registered by Repairer.registerGauges).

@@ -14,7 +14,7 @@ import (
 )
 
 // indexRole is the role Members reads from.
-const indexRole = "index"
+const indexRole = indexapi.RoleName
 
 // MembersOptions configure NewMembers.
 type MembersOptions struct {

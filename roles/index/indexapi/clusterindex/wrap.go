@@ -17,13 +17,14 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/roles/index/indexapi"
+	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/cluster/placement"
 	"github.com/ronhq/ron/store"
 )
 
 // storageRole is the role whose base URLs providers carry.
-const storageRole = "storage"
+const storageRole = storageapi.RoleName
 
 // Wrap returns c with Providers and Resolve answers reordered by m: the
 // providers whose node is not alive in m.View() move to the end, the order
