@@ -32,7 +32,7 @@ func (r *Role) build(ctx context.Context, cfg Config) error {
 	r.src = newSources(sourceOptions{cfg: cfg, local: r.opt.Local, token: r.token,
 		maxProviders: func() int { return r.set.Load().obj.MaxProviders },
 		opt:          client.Options{Role: roleName, Metrics: r.opt.Metrics.Set()},
-		cluster:      r.opt.Cluster, zone: r.opt.Zone, memberToken: r.mint.token})
+		cluster:      r.opt.Cluster, zone: r.opt.Node.Zone, memberToken: r.mint.token})
 	r.buildHandlers()
 	r.server = r.newServer(cfg)
 	r.mount(r.server.Echo())

@@ -18,6 +18,7 @@ import (
 	"github.com/ronhq/ron/httpx/inproc"
 	"github.com/ronhq/ron/internal/fixtures"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/module"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/verified"
 )
@@ -63,7 +64,7 @@ func startRole(t *testing.T, mutate func(*Config, *Options)) *harness {
 	m := runtime.NewMetrics(nil)
 	cfg := DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
-	opt := Options{DataDir: t.TempDir(), Metrics: m, Log: zerolog.Nop(), Keys: keys, Version: "test"}
+	opt := Options{Env: module.Env{DataDir: t.TempDir(), Metrics: m, Log: zerolog.Nop(), Keys: keys, Version: "test"}}
 	if mutate != nil {
 		mutate(&cfg, &opt)
 	}

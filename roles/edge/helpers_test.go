@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/module"
 )
 
 // bare is a Role with its settings, metrics and middleware but nothing
@@ -44,7 +45,7 @@ func newBare(t *testing.T, mutate func(*Config), hs handlers) *bare {
 		mutate(&cfg)
 	}
 	m := runtime.NewMetrics(nil)
-	r := New(Options{Config: cfg, Metrics: m, Log: zerolog.Nop()})
+	r := New(Options{Config: cfg, Env: module.Env{Metrics: m, Log: zerolog.Nop()}})
 	s, err := newSettings(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/internal/fixtures"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/module"
 	"github.com/ronhq/ron/store"
 )
 
@@ -40,8 +41,7 @@ func benchRole(b *testing.B, amnesia bool, objects ...[]byte) *Role {
 	cfg.Listen = "127.0.0.1:0"
 	cfg.PacksDir = dir
 	st := newFakeStorage(objects...)
-	r := New(Options{Config: cfg, DataDir: b.TempDir(), Amnesia: amnesia, Metrics: runtime.NewMetrics(nil),
-		Log: zerolog.Nop(), Keys: keys, Version: "bench", Local: Locals{Storage: st.handler}})
+	r := New(Options{Config: cfg, Local: Locals{Storage: st.handler}, Env: module.Env{DataDir: b.TempDir(), Amnesia: amnesia, Metrics: runtime.NewMetrics(nil), Log: zerolog.Nop(), Keys: keys, Version: "bench"}})
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := r.Start(ctx); err != nil {
 		cancel()

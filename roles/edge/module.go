@@ -19,9 +19,7 @@ var Module = module.Role[Config]{
 	Listen:    func(c Config) string { return c.Listen },
 	Advertise: func(c Config) string { return c.AdvertiseURL },
 	New: func(env *module.Env, cfg Config) (runtime.Role, error) {
-		return New(Options{Config: cfg, DataDir: env.DataDir, Amnesia: env.Amnesia, Log: env.Log,
-			Metrics: env.Metrics, Keys: env.Keys, Bus: env.Bus, Version: env.Version, Ops: env.Ops,
-			Local: locals(env), Cluster: env.Cluster, Zone: env.Node.Zone}), nil
+		return New(Options{Config: cfg, Env: *env, Local: locals(env)}), nil
 	},
 }
 

@@ -14,11 +14,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/edge/edgecache"
 	"github.com/ronhq/ron/roles/edge/fillq"
 	"github.com/ronhq/ron/roles/edge/live"
@@ -26,29 +24,20 @@ import (
 	"github.com/ronhq/ron/roles/edge/packs"
 	"github.com/ronhq/ron/roles/edge/tiles"
 	"github.com/ronhq/ron/runtime"
-	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/module"
 )
 
 // Options are what the composition root passes to New.
 type Options struct {
-	Config  Config
-	DataDir string // the cache lives in <DataDir>/edge, packs default to <DataDir>/packs
-	Amnesia bool   // the cache is memory only; nothing is written to disk
-	Log     zerolog.Logger
-	Metrics *runtime.Metrics
-	Keys    *auth.Keyring // mints the bearer of HTTP /o sources
-	Bus     *runtime.Bus
-	Version string
-	Ops     func(e *echo.Echo) // mounts /healthz /readyz /metrics /version; nil = none
-	Local   Locals             // the roles co-located in this process
-	// Cluster is the membership table in cluster mode (nil = cluster off).
-	// With no co-located index and no index_url, providers then come from
-	// an alive index member, falling back to the next on failure.
-	Cluster cluster.Membership
-	// Zone is this node's cluster.zone: index members in it are asked
-	// first, and provider lookups ask for providers in it first (region;
-	// "" = the index's own zone).
-	Zone string
+	Config Config
+	// Env is the node's shared environment (runtime/module): the cache
+	// lives in <DataDir>/edge (memory only in amnesia), packs default to
+	// <DataDir>/packs; Keys mints the bearer of HTTP /o sources. In cluster
+	// mode (Cluster set), with no co-located index and no index_url,
+	// providers come from an alive index member, Node.Zone first, falling
+	// back to the next on failure.
+	module.Env
+	Local Locals // the roles co-located in this process
 }
 
 // Role is the edge role. Build it with New; the runtime manager drives

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ronhq/ron/roles/edge/fillq"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/module"
 	"github.com/ronhq/ron/store"
 )
 
@@ -227,7 +228,7 @@ func TestStartFailures(t *testing.T) {
 		t.Run(row.name, func(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.Listen = "127.0.0.1:0"
-			opt := Options{DataDir: t.TempDir(), Metrics: runtime.NewMetrics(nil)}
+			opt := Options{Env: module.Env{DataDir: t.TempDir(), Metrics: runtime.NewMetrics(nil)}}
 			row.mutate(&cfg, &opt)
 			opt.Config = cfg
 			r := New(opt)

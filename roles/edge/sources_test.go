@@ -14,6 +14,7 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/index/indexapi"
+	"github.com/ronhq/ron/runtime/module"
 	"github.com/ronhq/ron/store"
 )
 
@@ -146,7 +147,7 @@ func TestMintedToken(t *testing.T) {
 		t.Fatal("a token without a root key")
 	}
 
-	r := New(Options{Config: DefaultConfig(), Keys: keys, Log: zerolog.Nop()})
+	r := New(Options{Config: DefaultConfig(), Env: module.Env{Keys: keys, Log: zerolog.Nop()}})
 	s, _ := newSettings(DefaultConfig())
 	r.set.Store(s)
 	if _, err := keys.Verify(r.token(), time.Now()); err != nil {

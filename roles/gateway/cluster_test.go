@@ -32,7 +32,7 @@ func clusterView(ms ...cluster.Member) *cluster.View {
 
 // inCluster makes the gateway a cluster node of zone z1 reading m.
 func inCluster(m cluster.Membership) func(*Options) {
-	return func(o *Options) { o.Cluster, o.Zone = m, "z1" }
+	return func(o *Options) { o.Cluster, o.Node.Zone = m, "z1" }
 }
 
 // waitPool waits until cond holds for p, checking after each of p's syncs.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/module"
 )
 
 // testWait bounds every wait of these tests for an asynchronous outcome (an
@@ -56,7 +57,7 @@ func startGateway(t *testing.T, cfg Config, loc Locals, opts ...func(*Options)) 
 		t.Fatal(err)
 	}
 	met := runtime.NewMetrics(nil)
-	opt := Options{Config: cfg, Keys: keys, Metrics: met, Log: zerolog.Nop(), Version: "test", Local: loc}
+	opt := Options{Config: cfg, Local: loc, Env: module.Env{Keys: keys, Metrics: met, Log: zerolog.Nop(), Version: "test"}}
 	for _, o := range opts {
 		o(&opt)
 	}

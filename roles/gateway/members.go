@@ -53,21 +53,21 @@ func (r *Role) newMembers(u *upstreams, cfg Config) *members {
 			continue
 		}
 		ms.pools[role] = clusterindex.NewPool(clusterindex.PoolOptions[*memberLink]{Membership: ms.m, Role: role,
-			Zone: r.opt.Zone, Log: r.log, Build: func(id, url string) (*memberLink, error) {
+			Zone: r.opt.Node.Zone, Log: r.log, Build: func(id, url string) (*memberLink, error) {
 				return ms.newLink(r, u, role, id, url, token)
 			}})
 		upstream.RegisterStateGauges(r.opt.Metrics, role, func() string { return ms.state(role) })
 	}
 	opt := client.Options{Role: roleName, HTTP: &http.Client{Transport: u.transport}, Timeout: cfg.ForwardTimeout}
 	if u.indexClient == nil {
-		ms.index = clusterindex.NewMembers(clusterindex.MembersOptions{Membership: ms.m, Zone: r.opt.Zone,
+		ms.index = clusterindex.NewMembers(clusterindex.MembersOptions{Membership: ms.m, Zone: r.opt.Node.Zone,
 			Token: token, Client: opt, Log: r.log})
 		u.indexClient = ms.index
 	}
 	if u.registryClient == nil {
 		opt.Retries = -1 // the next member is the retry
 		ms.registry = clusterindex.NewPool(clusterindex.PoolOptions[*registryapi.HTTPClient]{Membership: ms.m, Role: registryapi.RoleName,
-			Zone: r.opt.Zone, Log: r.log, Retire: (*registryapi.HTTPClient).Close,
+			Zone: r.opt.Node.Zone, Log: r.log, Retire: (*registryapi.HTTPClient).Close,
 			Build: func(_, url string) (*registryapi.HTTPClient, error) {
 				return registryapi.NewHTTPClient(url, token, opt), nil
 			}})

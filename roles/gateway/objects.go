@@ -114,7 +114,7 @@ func (r *Role) providers(ctx context.Context, cl *call, id store.ID, tried strin
 	}
 	ctx, cancel := context.WithDeadline(ctx, cl.deadline)
 	defer cancel()
-	list, err := r.ups.indexClient.Providers(ctx, id, r.opt.Zone, 0)
+	list, err := r.ups.indexClient.Providers(ctx, id, r.opt.Node.Zone, 0)
 	if err != nil {
 		return nil, err
 	}

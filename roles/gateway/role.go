@@ -14,11 +14,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/gateway/admission"
 	"github.com/ronhq/ron/roles/gateway/drr"
 	"github.com/ronhq/ron/roles/gateway/hygiene"
@@ -27,25 +25,19 @@ import (
 	"github.com/ronhq/ron/roles/gateway/tenant"
 	"github.com/ronhq/ron/roles/gateway/tenants"
 	"github.com/ronhq/ron/runtime"
-	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/module"
 )
 
 // Options are what the composition root passes to New.
 type Options struct {
-	Config  Config
-	Log     zerolog.Logger
-	Metrics *runtime.Metrics
-	Keys    *auth.Keyring
-	Bus     *runtime.Bus
-	Version string
-	Zone    string             // cluster.zone: providers in it are tried first
-	Ops     func(e *echo.Echo) // mounts /healthz /readyz /metrics /version; nil = none
-	Local   Locals             // the roles co-located in this process
-	// Cluster is the membership table in cluster mode (nil = cluster off).
-	// An upstream role that is neither co-located nor configured by URL is
-	// then served by the alive members running it, Zone first, one link
-	// and breaker per member, following membership changes.
-	Cluster cluster.Membership
+	Config Config
+	// Env is the node's shared environment (runtime/module). Providers in
+	// Node.Zone are tried first. In cluster mode (Cluster set) an upstream
+	// role that is neither co-located nor configured by URL is served by
+	// the alive members running it, Node.Zone first, one link and breaker
+	// per member, following membership changes.
+	module.Env
+	Local Locals // the roles co-located in this process
 }
 
 // Role is the gateway role. Build it with New; the runtime manager drives

@@ -28,7 +28,7 @@ func TestRoleClusterMode(t *testing.T) {
 		opt.Keys = keys
 		opt.Config.Peers = []string{"http://127.0.0.1:1"} // ignored in cluster mode
 		statics[id] = cluster.NewStatic(cluster.NewView(id, nil, time.Time{}))
-		opt.Cluster, opt.NodeID, opt.NodeToken = statics[id], id, nodeTok
+		opt.Cluster, opt.Node.ID, opt.Node.Token = statics[id], id, nodeTok
 		opt.ClusterConfig = cluster.DefaultConfig()
 		roles[id] = startLive(t, opt)
 	}

@@ -14,10 +14,7 @@ var Module = module.Role[Config]{
 	Listen:     func(c Config) string { return c.Listen },
 	Advertise:  func(c Config) string { return c.AdvertiseURL },
 	New: func(env *module.Env, cfg Config) (runtime.Role, error) {
-		return New(Options{Config: cfg, DataDir: env.DataDir, Amnesia: env.Amnesia, Log: env.Log,
-			Metrics: env.Metrics, Keys: env.Keys, Bus: env.Bus, Version: env.Version, Ops: env.Ops,
-			Zone: env.Node.Zone, Cluster: env.Cluster, ClusterConfig: env.ClusterConfig, NodeID: env.Node.ID,
-			NodeToken: env.Node.Token}), nil
+		return New(Options{Config: cfg, Env: *env}), nil
 	},
 }
 

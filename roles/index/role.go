@@ -16,12 +16,11 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/index/cache"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/runtime"
-	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/module"
 	"github.com/ronhq/ron/store/kv"
 	"github.com/ronhq/ron/store/kv/bolt"
 	"github.com/ronhq/ron/store/kv/memkv"
@@ -39,31 +38,15 @@ const (
 
 // Options are what the composition root passes to New.
 type Options struct {
-	Config  Config
-	DataDir string // process data dir; bbolt at <DataDir>/index/index.db
-	Amnesia bool   // memory KV instead of bbolt
-	Zone    string // cluster.zone ("" = none): the region sorted first
-	Log     zerolog.Logger
-	Metrics *runtime.Metrics
-	Keys    *auth.Keyring
-	Bus     *runtime.Bus
-	Version string
-	Ops     func(e *echo.Echo) // mounts /healthz /readyz /metrics /version; nil = none
-
-	// Cluster is the membership in cluster mode (docs/cluster.md §6): names
-	// and provider records are owned by index members, index.peers is
-	// ignored. Nil is static mode.
-	Cluster cluster.Membership
-	// ClusterConfig is the [cluster] section; the index reads
-	// index_replicas and index_sync_interval (zero values take the
-	// defaults).
-	ClusterConfig cluster.Config
-	// NodeID is this node's cluster id ("" = the membership View's Self).
-	NodeID string
-	// NodeToken mints the bearer of node-to-node calls (forwarded writes,
-	// /replica/*, lookups), scoped as cluster.NodeScopes; required in
-	// cluster mode.
-	NodeToken func(context.Context) (string, error)
+	Config Config
+	// Env is the node's shared environment (runtime/module): bbolt at
+	// <DataDir>/index/index.db (amnesia: memory KV); Node.Zone is the
+	// region sorted first. In cluster mode (Cluster set, docs/cluster.md
+	// §6) names and provider records are owned by index members and
+	// index.peers is ignored; ClusterConfig's index_replicas and
+	// index_sync_interval apply, Node.ID names this node ("" = the view's
+	// Self) and Node.Token mints the bearer of node-to-node calls.
+	module.Env
 }
 
 // Role is the index role. Build it with New; the runtime manager drives
@@ -148,7 +131,7 @@ func (r *Role) Start(ctx context.Context) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	if r.opt.Cluster != nil && r.opt.NodeToken == nil {
+	if r.opt.Cluster != nil && r.opt.Node.Token == nil {
 		return errors.New("index: cluster mode needs a node token (Options.NodeToken)")
 	}
 	if err := r.openStore(ctx, *cfg); err != nil {
@@ -280,7 +263,7 @@ func (r *Role) compatGate(next echo.HandlerFunc) echo.HandlerFunc {
 
 // settings are the handlers' settings for cfg with peer source hp.
 func (r *Role) settings(cfg Config, hp *HedgedPeers) Settings {
-	s := Settings{Zone: r.opt.Zone, DefaultTTL: cfg.ProviderTTLDefault, Cache: r.cache,
+	s := Settings{Zone: r.opt.Node.Zone, DefaultTTL: cfg.ProviderTTLDefault, Cache: r.cache,
 		ResolveBudget: cfg.deadline(), PrivateReads: !cfg.PublicReads}
 	if hp != nil {
 		s.Peers = hp

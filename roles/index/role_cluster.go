@@ -29,8 +29,8 @@ func (r *Role) enableCluster(cfg Config) {
 	ps, _ := newPeerSetup(cfg, "", r.opt.Metrics)
 	bo := ps.bo
 	bo.OnStateChange = r.breakerMoved
-	r.cpeers = NewClusterPeers(ClusterPeerOptions{Membership: r.opt.Cluster, Self: r.opt.NodeID,
-		Replicas: r.clusterConfig().IndexReplicas, Lookup: ps.hedge, Breaker: bo, Token: r.opt.NodeToken,
+	r.cpeers = NewClusterPeers(ClusterPeerOptions{Membership: r.opt.Cluster, Self: r.opt.Node.ID,
+		Replicas: r.clusterConfig().IndexReplicas, Lookup: ps.hedge, Breaker: bo, Token: r.opt.Node.Token,
 		Metrics: r.opt.Metrics})
 	r.h.enableCluster(newClusterNode(r.cpeers, r.opt.Metrics))
 }

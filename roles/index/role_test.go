@@ -22,6 +22,7 @@ import (
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/module"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/kv/bolt"
 )
@@ -50,10 +51,9 @@ func roleOptions(t *testing.T, cfg Config) Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Options{Config: cfg, Amnesia: true, Log: zerolog.Nop(), Metrics: runtime.NewMetrics(nil), Keys: keys,
-		Version: "test", Ops: func(e *echo.Echo) {
-			e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
-		}}
+	return Options{Config: cfg, Env: module.Env{Amnesia: true, Log: zerolog.Nop(), Metrics: runtime.NewMetrics(nil), Keys: keys, Version: "test", Ops: func(e *echo.Echo) {
+		e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
+	}}}
 }
 
 // startLive starts a role with opt; it is stopped at the end of the test

@@ -39,6 +39,7 @@ import (
 	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/module"
 )
 
 // benchQuorum is the M (and N) of the benchmarks' trust roots.
@@ -73,8 +74,7 @@ func startBenchRig(b *testing.B) *benchRig {
 		b.Fatal(err)
 	}
 	met := runtime.NewMetrics(nil)
-	r := New(Options{Config: cfg, DataDir: b.TempDir(), Log: zerolog.Nop(), Metrics: met, Keys: keys,
-		Version: "bench", Bus: runtime.NewBus(nil)})
+	r := New(Options{Config: cfg, Env: module.Env{DataDir: b.TempDir(), Log: zerolog.Nop(), Metrics: met, Keys: keys, Version: "bench", Bus: runtime.NewBus(nil)}})
 	stop := runBenchRole(b, r)
 	token, _, err := keys.Mint(auth.MintOptions{Scopes: []string{registryapi.ScopePropose, registryapi.ScopeApprove, registryapi.ScopeCommit},
 		TTL: time.Hour})

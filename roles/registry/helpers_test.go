@@ -24,6 +24,7 @@ import (
 	"github.com/ronhq/ron/roles/registry/regstore"
 	"github.com/ronhq/ron/roles/registry/segment"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/module"
 )
 
 // fastVerifier removes the deep verifier's pauses for the rest of the
@@ -108,11 +109,9 @@ func testOptions(t *testing.T, cfg Config, dataDir string) Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Options{Config: cfg, DataDir: dataDir, Amnesia: dataDir == "", Log: zerolog.Nop(),
-		Metrics: runtime.NewMetrics(nil), Keys: keys, Version: "test", Bus: runtime.NewBus(nil),
-		Ops: func(e *echo.Echo) {
-			e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
-		}}
+	return Options{Config: cfg, Env: module.Env{DataDir: dataDir, Amnesia: dataDir == "", Log: zerolog.Nop(), Metrics: runtime.NewMetrics(nil), Keys: keys, Version: "test", Bus: runtime.NewBus(nil), Ops: func(e *echo.Echo) {
+		e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
+	}}}
 }
 
 // node is a started, running registry role.

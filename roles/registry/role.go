@@ -11,17 +11,16 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/registry/committer"
 	"github.com/ronhq/ron/roles/registry/httpapi"
 	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/registry/regstore"
 	"github.com/ronhq/ron/roles/registry/tiles"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/module"
 )
 
 // writerStartWait bounds how long Start waits for the committer to come up
@@ -30,15 +29,11 @@ const writerStartWait = 5 * time.Second
 
 // Options are what the composition root passes to New.
 type Options struct {
-	Config  Config
-	DataDir string // process data dir: stores in <DataDir>/registry, keys in <DataDir>/keys
-	Amnesia bool   // everything in memory (stores, log key, dev signer); nothing is pruned
-	Log     zerolog.Logger
-	Metrics *runtime.Metrics
-	Keys    *auth.Keyring
-	Bus     *runtime.Bus
-	Version string
-	Ops     func(e *echo.Echo) // mounts /healthz /readyz /metrics /version; nil = none
+	Config Config
+	// Env is the node's shared environment (runtime/module): stores in
+	// <DataDir>/registry, keys in <DataDir>/keys; amnesia keeps everything
+	// in memory and prunes nothing.
+	module.Env
 }
 
 // Role is the registry role (docs/registry.md). Build it with New; the

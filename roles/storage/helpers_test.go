@@ -18,6 +18,7 @@ import (
 	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/module"
 	"github.com/ronhq/ron/store"
 )
 
@@ -137,8 +138,7 @@ func startRoleOpts(t *testing.T, mod func(*Config), opts func(*Options)) *testRo
 		t.Fatal(err)
 	}
 	sink := newFakeSink()
-	opt := Options{Config: cfg, DataDir: t.TempDir(), Log: zerolog.Nop(), Metrics: runtime.NewMetrics(nil),
-		Keys: keys, Version: "test", Sink: sink}
+	opt := Options{Config: cfg, Sink: sink, Env: module.Env{DataDir: t.TempDir(), Log: zerolog.Nop(), Metrics: runtime.NewMetrics(nil), Keys: keys, Version: "test"}}
 	if opts != nil {
 		opts(&opt)
 	}

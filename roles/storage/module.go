@@ -23,9 +23,7 @@ var Module = module.Role[Config]{
 var _ storageapi.Local = (*Role)(nil)
 
 func newModule(env *module.Env, cfg Config) (runtime.Role, error) {
-	opt := Options{Config: cfg, DataDir: env.DataDir, Amnesia: env.Amnesia, Log: env.Log, Metrics: env.Metrics,
-		Keys: env.Keys, Bus: env.Bus, Version: env.Version, Ops: env.Ops, Cluster: env.Cluster,
-		ClusterConfig: env.ClusterConfig, NodeToken: env.Node.Token}
+	opt := Options{Config: cfg, Env: *env}
 	var role *Role
 	sink, off, err := announceSink(env, cfg, func() string { return role.AdvertiseURL() })
 	if err != nil {

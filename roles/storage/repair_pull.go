@@ -79,10 +79,10 @@ func (r *Role) requester() *vfetch.Requester {
 // bearer adds the node token to a node-to-node request (none when it
 // cannot be had: the peer then answers 401, which fails that source).
 func (r *Role) bearer(req *http.Request) {
-	if r.opt.NodeToken == nil {
+	if r.opt.Node.Token == nil {
 		return
 	}
-	if tok, err := r.opt.NodeToken(req.Context()); err == nil && tok != "" {
+	if tok, err := r.opt.Node.Token(req.Context()); err == nil && tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
 }

@@ -36,7 +36,7 @@ func startRepairRole(t *testing.T, keys *auth.Keyring, engine string) (*testRole
 		o.Keys = keys
 		o.Cluster = ms
 		o.ClusterConfig = cluster.DefaultConfig()
-		o.NodeToken = auth.TokenSource(keys, cluster.NodeScopes(false)...)
+		o.Node.Token = auth.TokenSource(keys, cluster.NodeScopes(false)...)
 	})
 	tr.keys = keys
 	t.Cleanup(tr.closePeers)

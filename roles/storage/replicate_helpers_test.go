@@ -115,7 +115,7 @@ func (tc *testCluster) startMember(id string, rf int) *testRole {
 		o.Keys = tc.keys
 		o.Cluster = ms
 		o.ClusterConfig = cluster.DefaultConfig()
-		o.NodeToken = auth.TokenSource(tc.keys, cluster.NodeScopes(false)...)
+		o.Node.Token = auth.TokenSource(tc.keys, cluster.NodeScopes(false)...)
 	})
 	tr.keys = tc.keys
 	return tr

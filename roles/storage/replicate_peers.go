@@ -15,7 +15,7 @@ func (r *Role) newPeers() *peer.Client {
 	if r.cfg.Load().Redundancy == RedundancyEC {
 		r.log.Warn().Msg(`storage.redundancy = "ec": erasure coding is not built in this version; writes keep replicas`)
 	}
-	return peer.New(peer.Options{Token: r.opt.NodeToken, Stall: r.opt.ClusterConfig.ReplicaStallTimeout, Metrics: r.opt.Metrics})
+	return peer.New(peer.Options{Token: r.opt.Node.Token, Stall: r.opt.ClusterConfig.ReplicaStallTimeout, Metrics: r.opt.Metrics})
 }
 
 // closePeers releases the peer client's idle connections. Stop calls it once

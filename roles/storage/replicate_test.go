@@ -14,6 +14,7 @@ import (
 	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/cluster/placement"
+	"github.com/ronhq/ron/runtime/module"
 	"github.com/ronhq/ron/store"
 )
 
@@ -324,7 +325,7 @@ func TestPlacement(t *testing.T) {
 		t.Fatalf("cluster off: %v", err)
 	}
 	// The admin listener serves before the roles start: no engine yet.
-	unstarted := New(Options{Config: DefaultConfig(), Cluster: tc.views["node-a"]})
+	unstarted := New(Options{Config: DefaultConfig(), Env: module.Env{Cluster: tc.views["node-a"]}})
 	if _, _, err := unstarted.Placement(context.Background(), id); httpx.AsError(err).Status != http.StatusServiceUnavailable {
 		t.Fatalf("before Start: %v", err)
 	}

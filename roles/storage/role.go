@@ -9,17 +9,16 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/roles/storage/peer"
 	"github.com/ronhq/ron/roles/storage/repair"
 	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/module"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/fs"
 	"github.com/ronhq/ron/store/memory"
@@ -35,30 +34,19 @@ const (
 
 // Options are what the composition root passes to New.
 type Options struct {
-	Config  Config
-	DataDir string // the process data dir; the role uses <DataDir>/storage
-	Amnesia bool   // forces the memory engine
-	Log     zerolog.Logger
-	Metrics *runtime.Metrics
-	Keys    *auth.Keyring
-	Bus     *runtime.Bus // ServiceCrashed events of the role's workers; nil = none
-	Version string
+	Config Config
+	// Env is the node's shared environment (runtime/module): the role
+	// keeps its data in <DataDir>/storage (amnesia forces the memory
+	// engine); in cluster mode (Cluster set) it replicates and repairs, with
+	// ClusterConfig's repair_*, drop_excess and replica_stall_timeout, and
+	// calls other nodes with Node.Token.
+	module.Env
 	// Sink receives provider announcements and re-provide batches; nil =
 	// announcing off. A Sink that is also a Retargeter follows hot reloads of
 	// index_urls and index_token (Start points it at the configured ones).
 	Sink announcing.Sink
-	Ops  func(e *echo.Echo) // mounts the shared ops routes; nil = none
 	// AnnounceOff explains why Sink is nil, for /api/v1/status.
 	AnnounceOff string
-	// Cluster is the membership in cluster mode (docs/cluster.md); nil =
-	// cluster off: one copy, no replication, no repair.
-	Cluster cluster.Membership
-	// ClusterConfig holds the [cluster] keys (repair_*, drop_excess,
-	// replica_stall_timeout); read only when Cluster is set.
-	ClusterConfig cluster.Config
-	// NodeToken yields the bearer of node-to-node calls (one scope caveat of
-	// cluster.NodeScopes); set whenever Cluster is.
-	NodeToken func(context.Context) (string, error)
 }
 
 // Role is the storage role. Build it with New; the runtime manager drives

@@ -20,6 +20,7 @@ import (
 	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/module"
 	"github.com/ronhq/ron/store"
 )
 
@@ -48,7 +49,7 @@ func TestStallReaderTimesOut(t *testing.T) {
 		if d := time.Since(start); d != 9*time.Second {
 			t.Fatalf("failed after %v, want 9s", d)
 		}
-		r := New(Options{Config: DefaultConfig(), Metrics: runtime.NewMetrics(nil)})
+		r := New(Options{Config: DefaultConfig(), Env: module.Env{Metrics: runtime.NewMetrics(nil)}})
 		wantErr(t, r.writeFailed(err), http.StatusRequestTimeout, httpx.CodeTimeout)
 		m := scrapeSet(t, r.opt.Metrics)
 		if m[series("io_timeouts_total", "op", "read_body")] != 1 || m[series("storage_writes_total", "result", "aborted")] != 1 {
@@ -76,7 +77,7 @@ func TestStalledUploadHandler(t *testing.T) {
 		}
 		cfg := DefaultConfig()
 		cfg.Listen, cfg.Engine = "127.0.0.1:0", "memory"
-		r := New(Options{Config: cfg, DataDir: t.TempDir(), Log: zerolog.Nop(), Metrics: runtime.NewMetrics(nil), Keys: keys})
+		r := New(Options{Config: cfg, Env: module.Env{DataDir: t.TempDir(), Log: zerolog.Nop(), Metrics: runtime.NewMetrics(nil), Keys: keys}})
 		if err := r.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/module"
 )
 
 // Wait bounds each registry call and the role's stop.
@@ -45,8 +46,7 @@ func Start(t testing.TB) *Live {
 	cfg := registry.DefaultConfig()
 	cfg.Listen, cfg.RetentionPolicy = "127.0.0.1:0", registry.PolicyOff
 	bus := runtime.NewBus(nil)
-	r := registry.New(registry.Options{Config: cfg, Amnesia: true, Log: zerolog.Nop(), Metrics: runtime.NewMetrics(nil),
-		Keys: keys, Bus: bus, Version: "test"})
+	r := registry.New(registry.Options{Config: cfg, Env: module.Env{Amnesia: true, Log: zerolog.Nop(), Metrics: runtime.NewMetrics(nil), Keys: keys, Bus: bus, Version: "test"}})
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := r.Start(ctx); err != nil {
 		cancel()
