@@ -34,8 +34,7 @@ func (r *Role) build(ctx context.Context, cfg Config) error {
 		opt:          client.Options{Role: roleName, Metrics: r.opt.Metrics.Set()},
 		cluster:      r.opt.Cluster, zone: r.opt.Node.Zone, memberToken: r.mint.token})
 	r.buildHandlers()
-	r.server = r.newServer(cfg)
-	r.mount(r.server.Echo())
+	r.mount(r.newServer(cfg).Echo())
 	return nil
 }
 
@@ -45,8 +44,7 @@ func (r *Role) build(ctx context.Context, cfg Config) error {
 // guard) and write pacing (see deadline), so the chain treats them as
 // streaming; the Ops routes keep the chain's.
 func (r *Role) newServer(cfg Config) *httpx.Server {
-	return httpx.NewServer(httpx.ServerOptions{Role: roleName, Addr: cfg.Listen, Log: r.log,
-		Metrics: r.opt.Metrics.Set(), Limits: cfg.Ingress.Limits(), HandlerTimeout: cfg.RequestTimeout,
+	return r.NewServer(httpx.ServerOptions{Metrics: r.opt.Metrics.Set(), Limits: cfg.Ingress.Limits(), HandlerTimeout: cfg.RequestTimeout,
 		RateLimitReason: ReasonRateLimit, OnRateLimit: func() { r.met.reject(ReasonRateLimit) },
 		Streaming: func(_, route string) bool { return !opsRoutes[route] }})
 }
@@ -59,7 +57,7 @@ func (r *Role) openStores(ctx context.Context, cfg Config) error {
 	}
 	var err error
 	r.cache, err = edgecache.Open(edgecache.Options{Dir: dir, MaxBytes: cfg.cacheBudget(r.opt.Amnesia),
-		MaxVariants: cfg.MaxVariants, Metrics: r.opt.Metrics, Log: r.log})
+		MaxVariants: cfg.MaxVariants, Metrics: r.opt.Metrics, Log: r.Log})
 	if err != nil {
 		return fmt.Errorf("edge: cache: %w", err)
 	}
@@ -73,7 +71,7 @@ func (r *Role) openStores(ctx context.Context, cfg Config) error {
 // packOptions are the pack set's options of cfg.
 func (r *Role) packOptions(cfg Config) packs.Options {
 	o := cfg.packOptions(r.opt.DataDir)
-	o.Metrics, o.Log = r.opt.Metrics, r.log
+	o.Metrics, o.Log = r.opt.Metrics, r.Log
 	return o
 }
 
@@ -83,10 +81,10 @@ func (r *Role) buildHandlers() {
 	m := r.opt.Metrics
 	r.objects = objects.New(objects.Options{Cache: r.cache, Queue: r.queue, Storage: r.src.storage,
 		Providers: r.src.providers, ProviderClient: r.src.providerClient, ProviderToken: r.token,
-		Limits: func() objects.Limits { return r.set.Load().obj }, Metrics: m, Log: r.log})
+		Limits: func() objects.Limits { return r.set.Load().obj }, Metrics: m, Log: r.Log})
 	r.tiles = tiles.New(tiles.Options{Packs: r.packs, Settings: func() tiles.Settings { return r.set.Load().tile },
-		Metrics: m, Log: r.log})
-	r.live = live.New(live.Options{Cache: r.cache, Queue: r.queue, Metrics: m, Log: r.log}, r.set.Load().live)
+		Metrics: m, Log: r.Log})
+	r.live = live.New(live.Options{Cache: r.cache, Queue: r.queue, Metrics: m, Log: r.Log}, r.set.Load().live)
 }
 
 // token is the bearer of HTTP sources: upstream_token when set (live),
@@ -119,7 +117,7 @@ func (r *Role) reconcile(ctx context.Context) error {
 	case ctx.Err() != nil:
 		r.met.recCanceled.Inc()
 	case err != nil:
-		r.log.Warn().Err(err).Msg("cache reconcile failed")
+		r.Log.Warn().Err(err).Msg("cache reconcile failed")
 	}
 	return nil
 }

@@ -52,8 +52,7 @@ func newBare(t *testing.T, mutate func(*Config), hs handlers) *bare {
 	}
 	r.set.Store(s)
 	r.met = newEdgeMetrics(m)
-	r.server = r.newServer(cfg)
-	e := r.server.Echo()
+	e := r.newServer(cfg).Echo()
 	r.mountWith(e, hs)
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
 	return &bare{r: r, h: e, m: m}

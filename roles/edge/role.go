@@ -9,14 +9,10 @@ package edge
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 	"sync"
 	"sync/atomic"
 
-	"github.com/rs/zerolog"
-
-	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/rolebase"
 	"github.com/ronhq/ron/roles/edge/edgecache"
 	"github.com/ronhq/ron/roles/edge/fillq"
 	"github.com/ronhq/ron/roles/edge/live"
@@ -44,15 +40,12 @@ type Options struct {
 // Start, Run and Stop. It implements runtime.Role, Drainer, Readier,
 // Applier, ApplyChecker, Detailer, LastErrorer, TaskGrouper and Addresser.
 type Role struct {
-	opt   Options
-	cfg   *runtime.Snapshot[Config]
-	set   atomic.Pointer[settings] // parsed forms of the config in force
-	log   zerolog.Logger
-	tasks *runtime.TaskGroup
-	met   *edgeMetrics
-	mint  *minter
+	*rolebase.Base[Config]
+	opt  Options
+	set  atomic.Pointer[settings] // parsed forms of the config in force
+	met  *edgeMetrics
+	mint *minter
 
-	server  *httpx.Server
 	cache   *edgecache.Cache
 	packs   *packs.Set
 	queue   *fillq.Queue
@@ -61,9 +54,7 @@ type Role struct {
 	live    *live.Live
 	src     *sources
 
-	started  atomic.Bool
-	draining atomic.Bool
-	applyMu  sync.Mutex // serialises Apply
+	started  atomic.Bool // Start finished: every part above is set
 	stopOnce sync.Once
 }
 
@@ -73,35 +64,16 @@ func New(opt Options) *Role {
 	if opt.Metrics == nil {
 		opt.Metrics = runtime.NewMetrics(nil)
 	}
-	r := &Role{opt: opt, log: opt.Log.With().Str("role", roleName).Logger()}
-	cfg := opt.Config
-	r.cfg = runtime.NewSnapshot(&cfg)
-	r.tasks = runtime.NewTaskGroup(roleName, r.log, opt.Metrics, runtime.WithBus(opt.Bus))
-	r.mint = newMinter(opt.Keys, r.log)
+	r := &Role{opt: opt}
+	r.Base = rolebase.New(roleName, opt.Config, &opt.Env, func(c Config) string { return c.Listen })
+	r.mint = newMinter(opt.Keys, r.Log)
+	// Every key reloads live (docs/edge.md §10: origins, pack sources and checks, cache
+	// budgets — shrinking evicts at once —, limits, timeouts, CORS, tokens and tile
+	// settings) but listen, storage_url, index_url, fill_workers and fill_queue_cap,
+	// rejected by name. Before Start a reload only stores the config.
+	r.OnReload(runtime.Reconfig[Config]{Validate: r.validate, RestartOnly: Config.restartOnly,
+		Running: r.started.Load, Reconfigure: r.reconfigure})
 	return r
-}
-
-// Name implements runtime.Role.
-func (r *Role) Name() string { return roleName }
-
-// TaskGroup exposes the role's supervised workers to the manager.
-func (r *Role) TaskGroup() *runtime.TaskGroup { return r.tasks }
-
-// Addr is the bound listener address after Start, the configured one before.
-func (r *Role) Addr() string {
-	if r.server == nil {
-		return r.cfg.Load().Listen
-	}
-	return r.server.Addr()
-}
-
-// Handler is the edge's HTTP handler (routes behind the shared chain), for
-// a co-located gateway; nil before Start.
-func (r *Role) Handler() http.Handler {
-	if !r.started.Load() {
-		return nil
-	}
-	return r.server.Echo()
 }
 
 // Start (docs/edge.md §9) validates the config, opens the cache (a failure is fatal),
@@ -109,25 +81,25 @@ func (r *Role) Handler() http.Handler {
 // starts the fill workers, the pack watcher and the cache's background
 // reconcile.
 func (r *Role) Start(ctx context.Context) error {
-	cfg := *r.cfg.Load()
+	cfg := *r.Cfg.Load()
 	if err := r.validate(cfg); err != nil {
 		return err
 	}
 	if err := r.build(ctx, cfg); err != nil {
 		return err
 	}
-	if err := r.server.Listen(); err != nil {
+	if err := r.Listen(); err != nil {
 		r.closeParts()
-		return fmt.Errorf("edge: listen %s: %w", cfg.Listen, err)
+		return err
 	}
-	r.queue.Start(r.tasks, cfg.FillWorkers)
-	r.tasks.Go("pack_watch", r.watchPacks)
-	r.tasks.Go("reconcile", r.reconcile)
+	r.queue.Start(r.Tasks, cfg.FillWorkers)
+	r.Tasks.Go("pack_watch", r.watchPacks)
+	r.Tasks.Go("reconcile", r.reconcile)
 	if r.src.members != nil {
-		r.tasks.Go("members-index-client", r.src.members.Run)
+		r.Tasks.Go("members-index-client", r.src.members.Run)
 	}
 	r.started.Store(true)
-	r.log.Info().Str("listen", r.Addr()).Int("packs", len(r.packs.List())).Strs("sources", r.src.describe).
+	r.Log.Info().Str("listen", r.Addr()).Int("packs", len(r.packs.List())).Strs("sources", r.src.describe).
 		Bool("memory_cache", r.cache.Memory()).Msg("edge listening")
 	return nil
 }
@@ -142,22 +114,16 @@ func (r *Role) validate(cfg Config) error {
 
 // Run serves until ctx ends.
 func (r *Role) Run(ctx context.Context) error {
-	if err := r.server.Run(ctx); err != nil {
-		return fmt.Errorf("edge listener: %w", err)
-	}
-	return nil
+	return r.Serve(ctx)
 }
 
 // Drain (shutdown step 2): the fill queue closes (new fills and queued
 // jobs answer 503 draining), readiness turns false. Hits are still served.
 func (r *Role) Drain() {
-	r.draining.Store(true)
 	if r.queue != nil {
 		r.queue.Close()
 	}
-	if r.server != nil {
-		r.server.Drain()
-	}
+	r.Base.Drain()
 }
 
 // Stop (docs/edge.md §9): after Drain, running fills and in-flight requests drain
@@ -167,17 +133,17 @@ func (r *Role) Drain() {
 // cache close once their last read has finished.
 func (r *Role) Stop(ctx context.Context) error {
 	r.Drain()
-	if r.server != nil {
+	if r.Server() != nil {
 		var aborted int
 		var wg sync.WaitGroup
 		wg.Go(func() { aborted = r.queue.Drain(ctx) })
-		conns := r.server.Shutdown(ctx)
+		conns := r.Shutdown(ctx)
 		wg.Wait()
 		if aborted > 0 || conns > 0 {
-			r.log.Warn().Int("fills", aborted).Int("connections", conns).Msg("drain deadline passed: aborted")
+			r.Log.Warn().Int("fills", aborted).Int("connections", conns).Msg("drain deadline passed: aborted")
 		}
 	}
-	r.tasks.Stop(ctx)
+	r.Tasks.Stop(ctx)
 	r.closeParts()
 	return nil
 }
@@ -196,7 +162,7 @@ func (r *Role) closeParts() {
 		}
 		if r.cache != nil {
 			if err := r.cache.Close(); err != nil {
-				r.log.Warn().Err(err).Msg("cache close")
+				r.Log.Warn().Err(err).Msg("cache close")
 			}
 		}
 	})
@@ -207,7 +173,7 @@ func (r *Role) closeParts() {
 // as edge:fill_queue. Origins and storage are never probed.
 func (r *Role) Ready(context.Context) runtime.Readiness {
 	var rd runtime.Readiness
-	if !r.started.Load() || r.draining.Load() {
+	if !r.started.Load() || r.Draining() {
 		rd.Missing = []string{roleName}
 		return rd
 	}

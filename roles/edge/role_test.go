@@ -198,7 +198,7 @@ func TestApplyLiveAndRestartKeys(t *testing.T) {
 		t.Fatalf("after Apply: %v", resp.Header)
 	}
 	raw, _ := json.Marshal(h.r.Details())
-	if !strings.Contains(string(raw), `"max_bytes":1048576`) || h.r.server.Limits().RPS != 1000 {
+	if !strings.Contains(string(raw), `"max_bytes":1048576`) || h.r.Server().Limits().RPS != 1000 {
 		t.Fatalf("details after Apply %s", raw)
 	}
 }
@@ -239,7 +239,7 @@ func TestStartFailures(t *testing.T) {
 			if r.Handler() != nil {
 				t.Fatal("a failed role has a handler")
 			}
-			r.tasks.Stop(t.Context())
+			r.Tasks.Stop(t.Context())
 		})
 	}
 }

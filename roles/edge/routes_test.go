@@ -228,7 +228,7 @@ func TestRateLimit(t *testing.T) {
 		}
 		off := DefaultConfig()
 		off.RPS = 0
-		b.r.server.SetLimits(off.Ingress.Limits()) // a reload turning rps off
+		b.r.Server().SetLimits(off.Ingress.Limits()) // a reload turning rps off
 		for range 5 {
 			if a := do(t, b.h, "GET", "/packs"); a.code != 200 {
 				t.Fatalf("rps off: %d", a.code)

@@ -100,20 +100,20 @@ func (r *Role) build(cfg Config) error {
 	r.streams = admission.NewStreamGate(cfg.MaxStreams)
 	r.fetch = provider.New(provider.Options{HTTP: &http.Client{Transport: r.ups.providers},
 		MaxProviders: cfg.MaxProviders, Timeout: cfg.ForwardTimeout, Breaker: cfg.providerBreaker(),
-		Metrics: r.opt.Metrics, Log: r.log})
+		Metrics: r.opt.Metrics, Log: r.Log})
 	so := cfg.siteOptions()
-	so.Objects, so.Metrics, so.Log = objectSource{r}, r.opt.Metrics, r.log
+	so.Objects, so.Metrics, so.Log = objectSource{r}, r.opt.Metrics, r.Log
 	if r.ups.indexClient != nil {
 		so.Resolver = sites.IndexResolver(r.ups.indexClient)
 	}
 	r.sites = sites.New(so)
-	r.server = httpx.NewServer(httpx.ServerOptions{Role: roleName, Addr: cfg.Listen, Log: r.log,
+	s := r.NewServer(httpx.ServerOptions{
 		Metrics: r.opt.Metrics.Set(), Limits: cfg.Ingress.Limits(),
 		Streaming:     func(string, string) bool { return true }, // docs/gateway.md §3.1–3.2 and docs/gateway.md §3.8 are the gateway's own
 		LongLived:     func(_, route string) bool { return route == "/registry/stream" },
 		ConnCapExempt: func(ip string) bool { return r.policy.Load().isTrusted(ip) },
 		OnConnCap:     func() { r.rej.Rejected("", admission.ReasonConnCap) }})
-	e := r.server.Echo()
+	e := s.Echo()
 	r.mount(e)
 	if r.opt.Ops != nil {
 		r.opt.Ops(e)
@@ -140,7 +140,7 @@ func (r *Role) buildTenants(cfg Config) error {
 		return nil
 	}
 	fo := tenants.FollowerOptions{Client: r.ups.registryClient, Defaults: cfg.tenantDefaults(), Config: items,
-		Apply: r.applyTable, Metrics: r.opt.Metrics, Log: r.log}
+		Apply: r.applyTable, Metrics: r.opt.Metrics, Log: r.Log}
 	if r.opt.Local.Registry != nil {
 		fo.Bus = r.opt.Bus // co-located: RegistryUpdated events (docs/gateway.md §7)
 	}
@@ -163,10 +163,10 @@ func (r *Role) applyTable(t *tenants.Table) {
 	r.table.Store(t)
 	r.labels.Store(admission.NewLabeler(t.Listed()))
 	if err := r.states.SetParams(r.params); err != nil {
-		r.log.Warn().Err(err).Msg("tenant parameters refused")
+		r.Log.Warn().Err(err).Msg("tenant parameters refused")
 	}
 	if t.FromRegistry() {
-		r.log.Info().Uint64("version", t.Version()).Int("tenants", len(t.Listed())).Msg("tenant table applied")
+		r.Log.Info().Uint64("version", t.Version()).Int("tenants", len(t.Listed())).Msg("tenant table applied")
 	}
 }
 
@@ -186,7 +186,7 @@ func (r *Role) reconfigure(old, n Config) error {
 		return err
 	}
 	r.policy.Store(p)
-	r.server.SetLimits(n.Ingress.Limits())
+	r.Server().SetLimits(n.Ingress.Limits())
 	r.ups.setPolicy(n.forwardPolicy())
 	r.sched.SetOptions(r.schedOptions(n))
 	r.shed.SetParams(n.QueueCap, n.ShedWritesAt, n.ShedClearAfter)

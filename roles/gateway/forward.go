@@ -106,7 +106,7 @@ func (r *Role) passed(w http.ResponseWriter, req *http.Request, cl *call, served
 	if err == nil || req.Context().Err() != nil {
 		return nil // complete, or the client left
 	}
-	r.log.Info().Err(err).Str("corr_id", cl.corrID).Msg("upstream body failed after the status was sent; aborting the response")
+	r.Log.Info().Err(err).Str("corr_id", cl.corrID).Msg("upstream body failed after the status was sent; aborting the response")
 	panic(http.ErrAbortHandler)
 }
 

@@ -53,7 +53,7 @@ func (r *Role) newMembers(u *upstreams, cfg Config) *members {
 			continue
 		}
 		ms.pools[role] = clusterindex.NewPool(clusterindex.PoolOptions[*memberLink]{Membership: ms.m, Role: role,
-			Zone: r.opt.Node.Zone, Log: r.log, Build: func(id, url string) (*memberLink, error) {
+			Zone: r.opt.Node.Zone, Log: r.Log, Build: func(id, url string) (*memberLink, error) {
 				return ms.newLink(r, u, role, id, url, token)
 			}})
 		upstream.RegisterStateGauges(r.opt.Metrics, role, func() string { return ms.state(role) })
@@ -61,13 +61,13 @@ func (r *Role) newMembers(u *upstreams, cfg Config) *members {
 	opt := client.Options{Role: roleName, HTTP: &http.Client{Transport: u.transport}, Timeout: cfg.ForwardTimeout}
 	if u.indexClient == nil {
 		ms.index = clusterindex.NewMembers(clusterindex.MembersOptions{Membership: ms.m, Zone: r.opt.Node.Zone,
-			Token: token, Client: opt, Log: r.log})
+			Token: token, Client: opt, Log: r.Log})
 		u.indexClient = ms.index
 	}
 	if u.registryClient == nil {
 		opt.Retries = -1 // the next member is the retry
 		ms.registry = clusterindex.NewPool(clusterindex.PoolOptions[*registryapi.HTTPClient]{Membership: ms.m, Role: registryapi.RoleName,
-			Zone: r.opt.Node.Zone, Log: r.log, Retire: (*registryapi.HTTPClient).Close,
+			Zone: r.opt.Node.Zone, Log: r.Log, Retire: (*registryapi.HTTPClient).Close,
 			Build: func(_, url string) (*registryapi.HTTPClient, error) {
 				return registryapi.NewHTTPClient(url, token, opt), nil
 			}})
@@ -80,7 +80,7 @@ func (r *Role) newMembers(u *upstreams, cfg Config) *members {
 func (ms *members) newLink(r *Role, u *upstreams, role, id, url string, token func(context.Context) (string, error)) (*memberLink, error) {
 	pol := ms.pol.Load()
 	l, err := upstream.New(upstream.Options{Name: role, BaseURL: url, Token: token, Transport: u.transport,
-		Policy: *pol, Metrics: r.opt.Metrics, NoStateGauge: true, Log: r.log.With().Str("member", id).Logger()})
+		Policy: *pol, Metrics: r.opt.Metrics, NoStateGauge: true, Log: r.Log.With().Str("member", id).Logger()})
 	if err != nil {
 		return nil, fmt.Errorf("gateway: member %s: %w", id, err)
 	}

@@ -79,7 +79,7 @@ func (r *Role) admit(rt route) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		arrival := time.Now()
 		req := c.Request()
-		if r.draining.Load() {
+		if r.Draining() {
 			return errDraining
 		}
 		p := r.policy.Load()

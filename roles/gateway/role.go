@@ -9,14 +9,9 @@ package gateway
 
 import (
 	"context"
-	"fmt"
-	"net/http"
-	"sync"
 	"sync/atomic"
 
-	"github.com/rs/zerolog"
-
-	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/rolebase"
 	"github.com/ronhq/ron/roles/gateway/admission"
 	"github.com/ronhq/ron/roles/gateway/drr"
 	"github.com/ronhq/ron/roles/gateway/hygiene"
@@ -44,14 +39,11 @@ type Options struct {
 // Start, Run and Stop. It implements runtime.Role, Drainer, Readier,
 // Applier, ApplyChecker, Detailer, TaskGrouper and Addresser.
 type Role struct {
-	opt   Options
-	cfg   *runtime.Snapshot[Config]
-	log   zerolog.Logger
-	tasks *runtime.TaskGroup
-	met   *gatewayMetrics
-	rej   *admission.Rejections
+	*rolebase.Base[Config]
+	opt Options
+	met *gatewayMetrics
+	rej *admission.Rejections
 
-	server   *httpx.Server
 	ups      *upstreams
 	sched    *drr.Scheduler
 	states   *tenant.States
@@ -61,14 +53,12 @@ type Role struct {
 	sites    *sites.Sites
 	follower *tenants.Follower
 
-	table    atomic.Pointer[tenants.Table]
-	labels   atomic.Pointer[admission.Labeler]
-	policy   atomic.Pointer[policy] // derived settings of the config in force
-	draining atomic.Bool
+	table  atomic.Pointer[tenants.Table]
+	labels atomic.Pointer[admission.Labeler]
+	policy atomic.Pointer[policy] // derived settings of the config in force
 
 	drainCtx    context.Context // canceled at Drain: closes event streams, stops dispatch
 	drainCancel context.CancelFunc
-	applyMu     sync.Mutex // serialises Apply
 }
 
 // New builds the role without side effects: nothing is bound or dialled.
@@ -76,52 +66,31 @@ func New(opt Options) *Role {
 	if opt.Metrics == nil {
 		opt.Metrics = runtime.NewMetrics(nil)
 	}
-	r := &Role{opt: opt, log: opt.Log.With().Str("role", roleName).Logger()}
-	cfg := opt.Config
-	r.cfg = runtime.NewSnapshot(&cfg)
-	r.tasks = runtime.NewTaskGroup(roleName, r.log, opt.Metrics, runtime.WithBus(opt.Bus))
+	r := &Role{opt: opt}
+	r.Base = rolebase.New(roleName, opt.Config, &opt.Env, func(c Config) string { return c.Listen })
 	r.drainCtx, r.drainCancel = context.WithCancel(context.Background())
+	// Every key but listen and the upstream URLs reloads live (docs/gateway.md §7); the role
+	// runs once Start has built its server.
+	r.OnReload(runtime.Reconfig[Config]{Validate: r.validate, RestartOnly: Config.restartOnly,
+		Running: func() bool { return r.Server() != nil }, Reconfigure: r.reconfigure})
 	return r
-}
-
-// Name implements runtime.Role.
-func (r *Role) Name() string { return roleName }
-
-// TaskGroup exposes the role's supervised workers to the manager.
-func (r *Role) TaskGroup() *runtime.TaskGroup { return r.tasks }
-
-// Addr is the bound listener address after Start, the configured one before.
-func (r *Role) Addr() string {
-	if r.server == nil {
-		return r.cfg.Load().Listen
-	}
-	return r.server.Addr()
-}
-
-// Handler is the gateway's HTTP handler (routes behind the shared chain);
-// nil before Start.
-func (r *Role) Handler() http.Handler {
-	if r.server == nil {
-		return nil
-	}
-	return r.server.Echo()
 }
 
 // Start validates the config, builds the upstream links and the admission
 // state, and binds the listener.
 func (r *Role) Start(ctx context.Context) error {
-	cfg := *r.cfg.Load()
+	cfg := *r.Cfg.Load()
 	if err := r.validate(cfg); err != nil {
 		return err
 	}
 	if err := r.build(cfg); err != nil {
 		return err
 	}
-	if err := r.server.Listen(); err != nil {
+	if err := r.Listen(); err != nil {
 		r.ups.close()
-		return fmt.Errorf("gateway: listen %s: %w", cfg.Listen, err)
+		return err
 	}
-	r.log.Info().Str("listen", r.Addr()).Strs("upstreams", r.ups.describe()).Msg("gateway listening")
+	r.Log.Info().Str("listen", r.Addr()).Strs("upstreams", r.ups.describe()).Msg("gateway listening")
 	return nil
 }
 
@@ -141,17 +110,14 @@ func (r *Role) validate(cfg Config) error {
 // there is a registry) and, in a cluster, the member pools' owners run as
 // named tasks.
 func (r *Role) Run(ctx context.Context) error {
-	r.tasks.Go("scheduler", r.runScheduler)
+	r.Tasks.Go("scheduler", r.runScheduler)
 	if r.ups.cluster != nil {
-		r.ups.cluster.start(r.tasks)
+		r.ups.cluster.start(r.Tasks)
 	}
 	if r.follower != nil {
-		r.tasks.Go("registry-watch", r.followRegistry)
+		r.Tasks.Go("registry-watch", r.followRegistry)
 	}
-	if err := r.server.Run(ctx); err != nil {
-		return fmt.Errorf("gateway listener: %w", err)
-	}
-	return nil
+	return r.Serve(ctx)
 }
 
 // followRegistry runs the tenant follower; when registry members serve it,
@@ -167,11 +133,8 @@ func (r *Role) followRegistry(ctx context.Context) error {
 // Drain (shutdown step 2): new requests and every queued one answer 503
 // draining, open event streams close, readiness turns false.
 func (r *Role) Drain() {
-	r.draining.Store(true)
+	r.Base.Drain()
 	r.drainCancel()
-	if r.server != nil {
-		r.server.Drain()
-	}
 }
 
 // Stop lets in-flight forwards drain until ctx's deadline, cancels the rest
@@ -179,13 +142,11 @@ func (r *Role) Drain() {
 // scheduler (queued requests get 503 draining) and the tasks.
 func (r *Role) Stop(ctx context.Context) error {
 	r.Drain()
-	if r.server != nil {
-		if n := r.server.Shutdown(ctx); n > 0 {
-			r.met.aborted.Add(n)
-			r.log.Warn().Int("connections", n).Msg("drain deadline passed: aborted open forwards")
-		}
+	if n := r.Shutdown(ctx); n > 0 {
+		r.met.aborted.Add(n)
+		r.Log.Warn().Int("connections", n).Msg("drain deadline passed: aborted open forwards")
 	}
-	r.tasks.Stop(ctx)
+	r.Tasks.Stop(ctx)
 	if r.ups != nil {
 		r.ups.close()
 	}
@@ -197,7 +158,7 @@ func (r *Role) Stop(ctx context.Context) error {
 func (r *Role) Ready(context.Context) runtime.Readiness {
 	var rd runtime.Readiness
 	switch {
-	case r.draining.Load() || r.sched == nil:
+	case r.Draining() || r.sched == nil:
 		rd.Missing = []string{roleName}
 		return rd
 	case !r.schedRunning():
@@ -252,24 +213,6 @@ func (r *Role) Details() any {
 		d["shedding"] = runtime.Shedding{Writes: r.shed.Writes(), Reads: r.shed.Reads()}
 	}
 	return d
-}
-
-// CheckApply reports whether Apply would accept cfg: a gateway Config that
-// validates, with listen and the upstream URLs unchanged.
-func (r *Role) CheckApply(cfg any) error {
-	_, err := r.reconfig().Check(cfg)
-	return err
-}
-
-// Apply hot-reloads every key but listen and the upstream URLs (docs/gateway.md §7).
-// Before Start it only stores cfg.
-func (r *Role) Apply(cfg any) error { return r.reconfig().Apply(cfg) }
-
-// reconfig is the role's reload sequence (runtime.Reconfig); the role runs
-// once Start has built its server.
-func (r *Role) reconfig() *runtime.Reconfig[Config] {
-	return &runtime.Reconfig[Config]{Role: roleName, Config: r.cfg, Lock: &r.applyMu, Validate: r.validate,
-		RestartOnly: Config.restartOnly, Running: func() bool { return r.server != nil }, Reconfigure: r.reconfigure}
 }
 
 // corsFor returns the CORS policy in force.

@@ -64,7 +64,7 @@ func (r *Role) withCORS(rt route, h echo.HandlerFunc) echo.HandlerFunc {
 		r.corsFor().Apply(c.Response().Header(), c.Request(), rt.write)
 		err := h(c)
 		if err != nil && !isEnvelope(err) && !errors.Is(err, context.Canceled) {
-			r.log.Error().Err(err).Str("corr_id", httpx.CorrID(c)).Str("route", rt.path).Msg("request failed")
+			r.Log.Error().Err(err).Str("corr_id", httpx.CorrID(c)).Str("route", rt.path).Msg("request failed")
 		}
 		return err
 	}

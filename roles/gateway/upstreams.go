@@ -67,7 +67,7 @@ func (r *Role) newUpstreams(cfg Config) (*upstreams, error) {
 	principal := upstream.LinkPrincipal(!cfg.PublicReads)
 	link := func(name string, local func() http.Handler, url string) (*upstream.Link, error) {
 		opt := upstream.Options{Name: name, Token: token, Principal: principal, Transport: u.transport,
-			Policy: cfg.forwardPolicy(), Metrics: r.opt.Metrics, Log: r.log}
+			Policy: cfg.forwardPolicy(), Metrics: r.opt.Metrics, Log: r.Log}
 		switch {
 		case local != nil:
 			opt.Handler = lazyHandler(local)

@@ -61,7 +61,7 @@ func TestRoleClusterMode(t *testing.T) {
 		t.Fatalf("details %v", d)
 	}
 	cfg := roleTestConfig()
-	cfg.Listen = a.cfg.Load().Listen
+	cfg.Listen = a.Cfg.Load().Listen
 	cfg.HedgeMS = 100
 	if err := a.Apply(cfg); err != nil {
 		t.Fatalf("Apply: %v", err)

@@ -133,7 +133,7 @@ func (r *Role) refreshCounts(ctx context.Context) {
 	names, records, err := countRecords(cctx, r.kv)
 	if err != nil {
 		if ctx.Err() == nil {
-			r.log.Warn().Err(err).Msg("counting records failed")
+			r.Log.Warn().Err(err).Msg("counting records failed")
 		}
 		return
 	}

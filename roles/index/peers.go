@@ -391,9 +391,9 @@ func (r *Role) logMoves(ctx context.Context) error {
 		if err != nil {
 			return nil // ctx ended or the queue was closed at Stop
 		}
-		ev := r.log.Info()
+		ev := r.Log.Info()
 		if m.to == client.StateOpen {
-			ev = r.log.Warn()
+			ev = r.Log.Warn()
 		}
 		ev.Str("target", m.target).Str("from", m.from).Str("to", m.to).Msg("peer breaker changed state")
 	}

@@ -4,18 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	goruntime "runtime"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/rolebase"
 	"github.com/ronhq/ron/roles/index/cache"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
@@ -53,23 +51,19 @@ type Options struct {
 // Start, Run and Stop. It implements runtime.Role, Drainer, Readier,
 // Applier, ApplyChecker, Detailer, TaskGrouper and Addresser.
 type Role struct {
-	opt   Options
-	cfg   *runtime.Snapshot[Config]
-	log   zerolog.Logger
-	met   roleMetrics
-	tasks *runtime.TaskGroup
+	*rolebase.Base[Config]
+	opt Options
+	met roleMetrics
 
 	kv     kv.DB
 	db     *indexdb.DB
 	h      *Handlers
 	cache  *cache.Cache[[]byte]
 	admit  *admission
-	server *httpx.Server
 	compat map[string]bool // route templates of the docs/index.md §10 routes
 
-	applyMu sync.Mutex // serialises Apply and peer rebuilds
-	peers   atomic.Pointer[HedgedPeers]
-	cpeers  *ClusterPeers // cluster mode's peers; nil in static mode
+	peers  atomic.Pointer[HedgedPeers]
+	cpeers *ClusterPeers // cluster mode's peers; nil in static mode
 	// syncInterval is index_sync_interval in ns (ApplyCluster changes it live).
 	syncInterval atomic.Int64
 	setup        peerSetup // guarded by applyMu
@@ -79,7 +73,6 @@ type Role struct {
 
 	open      atomic.Bool  // the store is open
 	lastProbe atomic.Int64 // unix ns of the last good probe; 0 = none or failed
-	draining  atomic.Bool
 	names     atomic.Int64 // live names, refreshed by the janitor
 	records   atomic.Int64 // provider records, refreshed by the janitor
 }
@@ -89,35 +82,24 @@ func New(opt Options) *Role {
 	if opt.Metrics == nil {
 		opt.Metrics = runtime.NewMetrics(nil)
 	}
-	r := &Role{opt: opt, log: opt.Log.With().Str("role", roleName).Logger(), met: roleMetrics{opt.Metrics}}
-	cfg := opt.Config
-	r.cfg = runtime.NewSnapshot(&cfg)
-	r.tasks = runtime.NewTaskGroup(roleName, r.log, opt.Metrics, runtime.WithBus(opt.Bus))
+	r := &Role{opt: opt, met: roleMetrics{opt.Metrics}}
+	r.Base = rolebase.New(roleName, opt.Config, &opt.Env, func(c Config) string { return c.Listen })
+	// Every key but listen reloads live; the role runs from Start (its handlers exist) until
+	// Stop closed its peers. ApplyMu also serialises peer rebuilds.
+	r.OnReload(runtime.Reconfig[Config]{Validate: Config.Validate, RestartOnly: Config.restartOnly,
+		Running:     func() bool { return r.h != nil && !r.stopped },
+		Reconfigure: func(_, n Config) error { return r.reconfigure(n) }})
 	return r
 }
-
-// Name implements runtime.Role.
-func (r *Role) Name() string { return roleName }
-
-// TaskGroup exposes the role's supervised workers to the manager.
-func (r *Role) TaskGroup() *runtime.TaskGroup { return r.tasks }
 
 // Handlers returns the role's handlers after Start (nil before).
 // NewLocalClient(r.Handlers()) is how in-process callers talk to the role.
 func (r *Role) Handlers() *Handlers { return r.h }
 
-// Addr is the bound listener address after Start, the configured one before.
-func (r *Role) Addr() string {
-	if r.server == nil {
-		return r.cfg.Load().Listen
-	}
-	return r.server.Addr()
-}
-
 // AdvertiseURL is advertise_url, else "http://" + the bound listener address
 // (valid after Start).
 func (r *Role) AdvertiseURL() string {
-	if u := r.cfg.Load().AdvertiseURL; u != "" {
+	if u := r.Cfg.Load().AdvertiseURL; u != "" {
 		return u
 	}
 	return "http://" + r.Addr()
@@ -127,7 +109,7 @@ func (r *Role) AdvertiseURL() string {
 // binds the listener and builds the peer source from index.peers minus this
 // node.
 func (r *Role) Start(ctx context.Context) error {
-	cfg := r.cfg.Load()
+	cfg := r.Cfg.Load()
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -141,20 +123,20 @@ func (r *Role) Start(ctx context.Context) error {
 		_ = r.closeStore()
 		return err
 	}
-	if err := r.server.Listen(); err != nil {
+	if err := r.Listen(); err != nil {
 		r.admit.abort()
 		_ = r.closeStore()
-		return fmt.Errorf("index: listen %s: %w", cfg.Listen, err)
+		return err
 	}
 	r.moves = runtime.NewQueue[breakerMove](r.opt.Metrics, roleName, "breaker_log", 64, runtime.DropOldest)
-	r.applyMu.Lock()
-	defer r.applyMu.Unlock()
+	r.ApplyMu.Lock()
+	defer r.ApplyMu.Unlock()
 	if err := r.rebuildPeers(*cfg); err != nil { // unlikely: the peers were validated
 		r.admit.abort()
 		_ = r.closeStore()
 		return err
 	}
-	r.log.Info().Str("listen", r.Addr()).Str("version", r.opt.Version).Msg("index listening")
+	r.Log.Info().Str("listen", r.Addr()).Str("version", r.opt.Version).Msg("index listening")
 	return nil
 }
 
@@ -219,9 +201,7 @@ func (r *Role) build(cfg Config) error {
 		return fmt.Errorf("index: admission: %w", err)
 	}
 	r.admit = adm
-	r.server = httpx.NewServer(httpx.ServerOptions{Role: roleName, Addr: cfg.Listen, Log: r.log,
-		Metrics: r.opt.Metrics.Set(), Limits: cfg.Ingress.Limits()})
-	e := r.server.Echo()
+	e := r.NewServer(httpx.ServerOptions{Metrics: r.opt.Metrics.Set(), Limits: cfg.Ingress.Limits()}).Echo()
 	r.h.Mount(e, r.admit.middleware)
 	r.mountCompat(e)
 	if r.opt.Ops != nil {
@@ -254,7 +234,7 @@ func (r *Role) compatGate(next echo.HandlerFunc) echo.HandlerFunc {
 		if !r.compat[c.Path()] {
 			return next(c)
 		}
-		if !r.cfg.Load().CompatRoutes {
+		if !r.Cfg.Load().CompatRoutes {
 			return echo.ErrNotFound
 		}
 		return r.admit.middleware(next)(c)
@@ -289,7 +269,7 @@ func (r *Role) rebuildPeers(cfg Config) error {
 		return fmt.Errorf("index.peers: %w", err)
 	}
 	for _, s := range skipped {
-		r.log.Info().Str("peer", s).Msg("peer is this node (advertise_url); skipped")
+		r.Log.Info().Str("peer", s).Msg("peer is this node (advertise_url); skipped")
 	}
 	r.setup, r.built = ps, true
 	r.h.Reconfigure(r.settings(cfg, hp))
@@ -302,28 +282,22 @@ func (r *Role) rebuildPeers(cfg Config) error {
 
 // Run serves until ctx ends; a listener failure is returned (fatal).
 func (r *Role) Run(ctx context.Context) error {
-	r.tasks.Go("probe", r.probeLoop)
-	r.tasks.Go("janitor", r.janitorLoop)
-	r.tasks.Go("breaker-log", r.logMoves)
+	r.Tasks.Go("probe", r.probeLoop)
+	r.Tasks.Go("janitor", r.janitorLoop)
+	r.Tasks.Go("breaker-log", r.logMoves)
 	if r.cpeers != nil {
-		r.tasks.Go(taskAntiEntropy, r.antiEntropyTask())
+		r.Tasks.Go(taskAntiEntropy, r.antiEntropyTask())
 	}
-	if err := r.server.Run(ctx); err != nil {
-		return fmt.Errorf("index listener: %w", err)
-	}
-	return nil
+	return r.Serve(ctx)
 }
 
 // Drain stops taking work at once: new requests answer 503 draining and
 // readiness turns false (shutdown step 2).
 func (r *Role) Drain() {
-	r.draining.Store(true)
 	if r.admit != nil {
 		r.admit.drain()
 	}
-	if r.server != nil {
-		r.server.Drain()
-	}
+	r.Base.Drain()
 }
 
 // Stop stops accepting, lets in-flight lookups finish until ctx's deadline,
@@ -331,24 +305,22 @@ func (r *Role) Drain() {
 // peers and the store.
 func (r *Role) Stop(ctx context.Context) error {
 	r.Drain()
-	if r.server != nil {
-		if n := r.server.Shutdown(ctx); n > 0 {
-			r.log.Warn().Int("connections", n).Msg("drain deadline passed: aborting open lookups")
-		}
+	if n := r.Shutdown(ctx); n > 0 {
+		r.Log.Warn().Int("connections", n).Msg("drain deadline passed: aborting open lookups")
 	}
 	if r.admit != nil {
 		if n := r.admit.stop(abortGrace); n > 0 {
-			r.log.Warn().Int("requests", n).Msg("cancelled requests still running at the drain deadline")
+			r.Log.Warn().Int("requests", n).Msg("cancelled requests still running at the drain deadline")
 		}
 	}
 	if r.moves != nil {
 		r.moves.Close()
 	}
-	r.tasks.Stop(ctx)
-	r.applyMu.Lock()
+	r.Tasks.Stop(ctx)
+	r.ApplyMu.Lock()
 	r.stopped = true // a racing Apply builds no new peer source
 	hp := r.peers.Swap(nil)
-	r.applyMu.Unlock()
+	r.ApplyMu.Unlock()
 	if hp != nil {
 		hp.Close()
 	}
@@ -363,7 +335,7 @@ func (r *Role) Stop(ctx context.Context) error {
 func (r *Role) Ready(context.Context) runtime.Readiness {
 	var rd runtime.Readiness
 	switch {
-	case r.draining.Load():
+	case r.Draining():
 		rd.Missing = append(rd.Missing, roleName)
 	case !r.open.Load() || !r.probeOK():
 		rd.Missing = append(rd.Missing, roleName+":store")
@@ -382,7 +354,7 @@ func (r *Role) Details() any {
 	d := map[string]any{
 		"names": r.names.Load(), "provider_records": r.records.Load(),
 		"peers": 0, "peers_open": 0, "cache_entries": 0, "probe_ok": r.probeOK(),
-		"public_reads": r.cfg.Load().PublicReads,
+		"public_reads": r.Cfg.Load().PublicReads,
 	}
 	if hp := r.peers.Load(); hp != nil {
 		d["peers"], d["peers_open"] = hp.Len(), hp.OpenCount()
@@ -397,27 +369,6 @@ func (r *Role) Details() any {
 	return d
 }
 
-// CheckApply reports whether Apply would accept cfg: an index Config that
-// validates, with listen unchanged (the one key that needs a restart).
-func (r *Role) CheckApply(cfg any) error {
-	_, err := r.reconfig().Check(cfg)
-	return err
-}
-
-// Apply hot-reloads every key but listen: peers and the lookup, retry and
-// breaker settings (the peer source is rebuilt when they change), cache
-// size and TTLs, ingress and admission limits, the per-IP bucket,
-// public_reads, provider TTLs, janitor settings and compat_routes.
-func (r *Role) Apply(cfg any) error { return r.reconfig().Apply(cfg) }
-
-// reconfig is the role's reload sequence (runtime.Reconfig); the role runs
-// between Start and Stop.
-func (r *Role) reconfig() *runtime.Reconfig[Config] {
-	return &runtime.Reconfig[Config]{Role: roleName, Config: r.cfg, Lock: &r.applyMu, Validate: Config.Validate,
-		RestartOnly: Config.restartOnly, Running: func() bool { return r.h != nil && !r.stopped },
-		Reconfigure: func(_, n Config) error { return r.reconfigure(n) }}
-}
-
 // reconfigure applies a validated config to the running role. Callers
 // hold applyMu.
 func (r *Role) reconfigure(n Config) error {
@@ -425,7 +376,7 @@ func (r *Role) reconfigure(n Config) error {
 	if err := r.cache.Reconfigure(cache.Config{Entries: n.CacheEntries, TTL: n.CacheTTL, NegTTL: n.NegCacheTTL}); err != nil {
 		return err
 	}
-	r.server.SetLimits(n.Ingress.Limits())
+	r.Server().SetLimits(n.Ingress.Limits())
 	if err := r.admit.apply(n); err != nil {
 		return err
 	}
@@ -459,7 +410,7 @@ func (r *Role) probe(ctx context.Context) {
 	case errors.Is(err, context.DeadlineExceeded):
 		r.met.ioTimeout(opDB)
 	}
-	r.log.Error().Err(err).Msg("write probe failed: not ready until it succeeds")
+	r.Log.Error().Err(err).Msg("write probe failed: not ready until it succeeds")
 }
 
 // writeProbe updates meta/probe with now (unix ms) in one transaction.
@@ -484,16 +435,16 @@ const (
 // janitorLoop prunes expired provider records every janitor_interval and
 // refreshes the record gauges.
 func (r *Role) janitorLoop(ctx context.Context) error {
-	for runtime.Sleep(ctx, r.cfg.Load().JanitorInterval) {
+	for runtime.Sleep(ctx, r.Cfg.Load().JanitorInterval) {
 		r.met.spawned(kindJanitor)
-		j := janitor{db: r.db, batch: r.cfg.Load().JanitorBatch, met: r.met}
+		j := janitor{db: r.db, batch: r.Cfg.Load().JanitorBatch, met: r.met}
 		n, err := j.run(ctx)
 		switch {
 		case ctx.Err() != nil:
 			r.met.canceled(kindJanitor)
 			return nil
 		case err != nil:
-			r.log.Error().Err(err).Int("pruned", n).Msg("janitor pass failed; next pass retries")
+			r.Log.Error().Err(err).Int("pruned", n).Msg("janitor pass failed; next pass retries")
 		}
 		r.refreshCounts(ctx)
 	}
@@ -551,14 +502,4 @@ func (j janitor) step(ctx context.Context) (int, error) {
 		}
 		j.met.retry(opDB)
 	}
-}
-
-// Handler is the role's HTTP handler (its routes behind the shared
-// middleware chain) for in-process callers such as a co-located gateway;
-// nil before Start.
-func (r *Role) Handler() http.Handler {
-	if r.server == nil {
-		return nil
-	}
-	return r.server.Echo()
 }

@@ -61,7 +61,7 @@ func (b *bubbleRole) serve(method, path, remote, token, body string) *httptest.R
 		hr.Header.Set("Authorization", "Bearer "+token)
 	}
 	rec := httptest.NewRecorder()
-	b.server.Echo().ServeHTTP(rec, hr)
+	b.Server().Echo().ServeHTTP(rec, hr)
 	return rec
 }
 
@@ -218,7 +218,7 @@ func TestWritesCounted(t *testing.T) {
 		put.Header.Set("If-Match", `"7"`)
 		put.Header.Set("Authorization", "Bearer "+tok)
 		rec := httptest.NewRecorder()
-		b.server.Echo().ServeHTTP(rec, put)
+		b.Server().Echo().ServeHTTP(rec, put)
 		wantAnswer(t, rec, 412, "precondition_failed", "")
 		for series, want := range map[string]float64{
 			`ron_index_writes_total{role="index",kind="name",result="ok"}`:                  1,
@@ -236,7 +236,7 @@ func TestAdmissionAppliesLive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBubbleRole(t, func(c *Config) { c.Workers, c.QueueTimeout = 1, time.Second })
 		defer b.holdWorker()()
-		cfg := *b.cfg.Load()
+		cfg := *b.Cfg.Load()
 		cfg.Workers, cfg.CompatRoutes = 2, true
 		if err := b.Apply(cfg); err != nil {
 			t.Fatal(err)
@@ -255,7 +255,7 @@ func TestCompatRoutesFollowTheKey(t *testing.T) {
 		body := `{"manifest_cid":"` + idA + `"}`
 		tok := b.mint(indexapi.ScopeWrite)
 		wantAnswer(t, b.serve("PUT", "/v1/index/sites/blog.example/manifest", "", tok, body), 404, "not_found", "")
-		cfg := *b.cfg.Load()
+		cfg := *b.Cfg.Load()
 		cfg.CompatRoutes = true
 		if err := b.Apply(cfg); err != nil {
 			t.Fatal(err)

@@ -75,9 +75,9 @@ func (r *Role) antiEntropyPass(ctx context.Context) {
 	pushed, dropped, err := r.h.antiEntropyPass(ctx)
 	switch {
 	case err != nil && ctx.Err() == nil:
-		r.log.Warn().Err(err).Int("pushed", pushed).Msg("index anti-entropy pass failed; the next pass retries")
+		r.Log.Warn().Err(err).Int("pushed", pushed).Msg("index anti-entropy pass failed; the next pass retries")
 	case pushed > 0 || dropped > 0:
-		r.log.Debug().Int("pushed", pushed).Int("dropped", dropped).Msg("index anti-entropy pass")
+		r.Log.Debug().Int("pushed", pushed).Int("dropped", dropped).Msg("index anti-entropy pass")
 	}
 }
 

@@ -259,7 +259,7 @@ func TestRoleReadiness(t *testing.T) {
 
 func TestRoleApplyRejectsListen(t *testing.T) {
 	lr := startLive(t, roleOptions(t, roleTestConfig()))
-	cfg := *lr.cfg.Load()
+	cfg := *lr.Cfg.Load()
 	cfg.Listen = "127.0.0.1:1"
 	if err := lr.Apply(cfg); err == nil || !strings.Contains(err.Error(), "index.listen") {
 		t.Fatalf("listen change: %v", err)
@@ -267,12 +267,12 @@ func TestRoleApplyRejectsListen(t *testing.T) {
 	if err := lr.Apply("not a config"); err == nil {
 		t.Fatal("a foreign config was applied")
 	}
-	bad := *lr.cfg.Load()
+	bad := *lr.Cfg.Load()
 	bad.Alpha = 0
 	if err := lr.Apply(bad); err == nil || !strings.Contains(err.Error(), "index.alpha") {
 		t.Fatalf("invalid config: %v", err)
 	}
-	ok := *lr.cfg.Load()
+	ok := *lr.Cfg.Load()
 	ok.PublicReads, ok.Workers, ok.CacheEntries, ok.RatelimitRPS = false, 4, 10, 100
 	if err := lr.Apply(ok); err != nil {
 		t.Fatal(err)
@@ -296,7 +296,7 @@ func TestRolesAsPeers(t *testing.T) {
 	if code, _, _ := b.call("GET", "/resolve/blog.example", "", ""); code != 404 {
 		t.Fatalf("B without peers: %d", code)
 	}
-	cfg := *b.cfg.Load()
+	cfg := *b.Cfg.Load()
 	cfg.Peers = []string{a.AdvertiseURL(), b.AdvertiseURL() + "/"} // B's own URL is skipped
 	if err := b.Apply(cfg); err != nil {
 		t.Fatal(err)

@@ -5,34 +5,8 @@ import (
 	"strings"
 
 	"github.com/ronhq/ron/roles/registry/registryapi"
-	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/config"
 )
-
-// CheckApply reports whether Apply would accept cfg: a registry Config
-// that validates, with no restart-only key changed. trust_roots and
-// trust_roots_b3 are forbidden on reload (reason forbidden_config); the
-// other restart-only keys are listen, allow_dev_signer, log_origin, the
-// three queue capacities and segment_records. A rejection counts in
-// ron_registry_reload_fail_total{reason} and names the keys.
-func (r *Role) CheckApply(cfg any) error {
-	_, err := r.reconfig().Check(cfg)
-	return err
-}
-
-// Apply hot-reloads the live keys of docs/registry.md §7: advertise_url, the ingress
-// limits, public_reads, read_only (a freeze or unfreeze audit event),
-// proposal and tombstone TTLs, max_open_proposals, max_payload_bytes,
-// clock_skew, commit_timeout, group_commit_max, checkpoint_max_lag, the
-// retention keys, the verifier keys and the stream keys. Any other change
-// rejects the whole reload (CheckApply).
-func (r *Role) Apply(cfg any) error { return r.reconfig().Apply(cfg) }
-
-// reconfig is the role's reload sequence (runtime.Reconfig).
-func (r *Role) reconfig() *runtime.Reconfig[Config] {
-	return &runtime.Reconfig[Config]{Role: roleName, Config: r.cfg, Lock: &r.applyMu,
-		Validate: r.validate, Refuse: r.checkKeys, Reconfigure: r.reconfigure}
-}
 
 // validate checks a candidate config on its own, counting a failure.
 func (r *Role) validate(n Config) error {
@@ -65,7 +39,7 @@ func (r *Role) reconfigure(old, n Config) error {
 	if !r.running.Load() {
 		return nil
 	}
-	r.server.SetLimits(n.Ingress.Limits())
+	r.Server().SetLimits(n.Ingress.Limits())
 	if old.ReadOnly != n.ReadOnly {
 		r.freeze(n.ReadOnly)
 	}

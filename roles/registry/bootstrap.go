@@ -89,11 +89,11 @@ func (r *Role) warnTrustRoots(cfg Config, log *segment.Log) {
 	}
 	tr, err := regstore.LoadTrustRoots(cfg.TrustRoots, cfg.TrustRootsB3)
 	if err != nil {
-		r.log.Warn().Err(err).Msg("a registry log exists: registry.trust_roots is ignored (and unreadable)")
+		r.Log.Warn().Err(err).Msg("a registry log exists: registry.trust_roots is ignored (and unreadable)")
 		return
 	}
 	if diff := compareTrustRoots(log, tr); diff != "" {
-		r.log.Warn().Str("difference", diff).Msg("a registry log exists: registry.trust_roots is ignored and differs from its genesis")
+		r.Log.Warn().Str("difference", diff).Msg("a registry log exists: registry.trust_roots is ignored and differs from its genesis")
 	}
 }
 

@@ -92,7 +92,7 @@ func (r *Role) bootstrap(ctx context.Context, cfg Config, spec regstore.Spec) (g
 func (r *Role) logRecovery() {
 	if rec := r.st.Rec; rec.Truncated > 0 {
 		r.met.audit(eventTruncate)
-		r.log.Info().Str("event", eventTruncate).Int64("bytes", rec.Truncated).Int("records_beyond_head", len(rec.Beyond)).
+		r.Log.Info().Str("event", eventTruncate).Int64("bytes", rec.Truncated).Int("records_beyond_head", len(rec.Beyond)).
 			Msg("registry log recovery cut a torn tail")
 	}
 }
@@ -100,14 +100,14 @@ func (r *Role) logRecovery() {
 // announce logs the dev signer and amnesia warnings.
 func (r *Role) announce() {
 	if r.dev != nil {
-		ev := r.log.Warn().Str("signer", r.dev.ID).Str("quorum", "1 of 1")
+		ev := r.Log.Warn().Str("signer", r.dev.ID).Str("quorum", "1 of 1")
 		if r.dev.Path != "" {
 			ev = ev.Str("key_file", r.dev.Path)
 		}
 		ev.Msg("registry runs on the dev signer: anyone with its key controls the control plane; not for production")
 	}
 	if r.opt.Amnesia {
-		r.log.Warn().Str("verifier_key", r.st.Key.VerifierKey()).
+		r.Log.Warn().Str("verifier_key", r.st.Key.VerifierKey()).
 			Msg("registry amnesia: history, keys and checkpoints are RAM-only; this log identity ends with the process")
 	}
 }
@@ -115,12 +115,12 @@ func (r *Role) announce() {
 // buildWorkers builds the checkpointer, deep verifier and retention.
 func (r *Role) buildWorkers() {
 	r.ver = newVerifier(r.st.Log, r.tree, r.config, r.met, r.verifyFailed)
-	r.ver.now, r.ver.logger = r.now, r.log
+	r.ver.now, r.ver.logger = r.now, r.Log
 	r.ckpt = &checkpointer{log: r.st.Log, tree: r.tree, com: r.com, cfg: r.config, now: r.now, met: r.met,
-		logger: r.log, fail: r.verifyFailed, published: r.ver.notify, wake: make(chan struct{}, 1), progress: newSignal()}
+		logger: r.Log, fail: r.verifyFailed, published: r.ver.notify, wake: make(chan struct{}, 1), progress: newSignal()}
 	r.ckpt.signedAt.Store(r.now().UnixNano())
 	r.ret = &retention{log: r.st.Log, db: r.st.RegDB, tree: r.tree, com: r.com, through: r.ver.Through,
-		cfg: r.config, now: r.now, met: r.met, logger: r.log}
+		cfg: r.config, now: r.now, met: r.met, logger: r.Log}
 }
 
 // verifyTail is Start step 2: the versions from the last checkpoint's size
@@ -202,7 +202,7 @@ func (r *Role) verifyFailed(m *mismatch) {
 	r.lastFailure.Store(&failureRecord{m: m, at: r.now()})
 	msg := m.Error()
 	r.lastErr.Store(&msg)
-	r.log.Error().Str("event", eventVerifyFailed).Uint64("version", m.version).Str("check", m.check).
+	r.Log.Error().Str("event", eventVerifyFailed).Uint64("version", m.version).Str("check", m.check).
 		Str("detail", m.detail).Msg("registry chain verification failed; writes disabled (verify_failed)")
 	if r.com != nil {
 		r.com.SetWriteUnready(committer.ReasonVerifyFailed, true)
@@ -217,7 +217,7 @@ func (r *Role) freeze(on bool) {
 		ev = eventFreeze
 	}
 	r.met.audit(ev)
-	r.log.Info().Str("event", ev).Uint64("version", r.com.Head().Version).Msg("registry writes " + ev)
+	r.Log.Info().Str("event", ev).Uint64("version", r.com.Head().Version).Msg("registry writes " + ev)
 }
 
 // registerGauges exports the role's gauges, read on every scrape.

@@ -148,8 +148,8 @@ func retentionByCount(t *testing.T, n *node, dir string, cfg Config) {
 // TestRetentionAmnesia: amnesia never runs retention.
 func TestRetentionAmnesia(t *testing.T) {
 	n := startNode(t, testOptions(t, testConfig(), ""), nil, 0)
-	if n.tasks.Running() != 3 { // committer, checkpointer, verifier
-		t.Fatalf("%d workers running", n.tasks.Running())
+	if n.Tasks.Running() != 3 { // committer, checkpointer, verifier
+		t.Fatalf("%d workers running", n.Tasks.Running())
 	}
 	if !strings.HasPrefix(n.st.Dir, regstore.AmnesiaRoot) {
 		t.Fatalf("amnesia stores in %s", n.st.Dir)

@@ -4,16 +4,13 @@ import (
 	"context"
 	"crypto/ed25519"
 	"fmt"
-	"net/http"
 	goruntime "runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/rolebase"
 	"github.com/ronhq/ron/roles/registry/committer"
 	"github.com/ronhq/ron/roles/registry/httpapi"
 	"github.com/ronhq/ron/roles/registry/registryapi"
@@ -41,28 +38,23 @@ type Options struct {
 // Drainer, Readier, Applier, ApplyChecker, Detailer, TaskGrouper and
 // Addresser.
 type Role struct {
-	opt   Options
-	cfg   *runtime.Snapshot[Config]
-	log   zerolog.Logger
-	met   roleMetrics
-	tasks *runtime.TaskGroup
-	now   func() time.Time
-	cpu   chan struct{} // CPU semaphore for signature checks
+	*rolebase.Base[Config]
+	opt Options
+	met roleMetrics
+	now func() time.Time
+	cpu chan struct{} // CPU semaphore for signature checks
 
-	st     *regstore.Stores
-	com    *committer.Committer
-	tree   *tiles.Tree
-	api    *httpapi.API
-	server *httpx.Server
-	ckpt   *checkpointer
-	ver    *verifier
-	ret    *retention
-	dev    *regstore.DevSigner
+	st   *regstore.Stores
+	com  *committer.Committer
+	tree *tiles.Tree
+	api  *httpapi.API
+	ckpt *checkpointer
+	ver  *verifier
+	ret  *retention
+	dev  *regstore.DevSigner
 
-	applyMu     sync.Mutex  // serialises Apply
 	running     atomic.Bool // Start finished: every field above is set
 	open        atomic.Bool
-	draining    atomic.Bool
 	stopped     atomic.Bool
 	lastFailure atomic.Pointer[failureRecord]
 	lastErr     atomic.Pointer[string]
@@ -91,22 +83,19 @@ func New(opt Options) *Role {
 	if opt.Metrics == nil {
 		opt.Metrics = runtime.NewMetrics(nil)
 	}
-	r := &Role{opt: opt, log: opt.Log.With().Str("role", roleName).Logger(), met: roleMetrics{opt.Metrics},
-		now: time.Now, cpu: make(chan struct{}, goruntime.GOMAXPROCS(0))}
-	cfg := opt.Config
-	r.cfg = runtime.NewSnapshot(&cfg)
-	r.tasks = runtime.NewTaskGroup(roleName, r.log, opt.Metrics, runtime.WithBus(opt.Bus))
+	r := &Role{opt: opt, met: roleMetrics{opt.Metrics}, now: time.Now, cpu: make(chan struct{}, goruntime.GOMAXPROCS(0))}
+	r.Base = rolebase.New(roleName, opt.Config, &opt.Env, func(c Config) string { return c.Listen })
+	// The live keys of docs/registry.md §7 reload; trust_roots and trust_roots_b3 are forbidden
+	// (forbidden_config), listen, allow_dev_signer, log_origin, the three queue capacities and
+	// segment_records need a restart; a rejection counts in ron_registry_reload_fail_total{reason}
+	// and names the keys. reconfigure runs before Start too: it counts the accepted reload.
+	r.OnReload(runtime.Reconfig[Config]{Validate: r.validate, Refuse: r.checkKeys,
+		Running: func() bool { return true }, Reconfigure: r.reconfigure})
 	return r
 }
 
 // config returns the current config.
-func (r *Role) config() Config { return *r.cfg.Load() }
-
-// Name implements runtime.Role.
-func (r *Role) Name() string { return roleName }
-
-// TaskGroup exposes the role's supervised workers to the manager.
-func (r *Role) TaskGroup() *runtime.TaskGroup { return r.tasks }
+func (r *Role) config() Config { return *r.Cfg.Load() }
 
 // API returns the role's HTTP API after Start (nil before);
 // httpapi.NewLocalClient(r.API()) is how in-process callers talk to it.
@@ -122,19 +111,10 @@ func (r *Role) DevSigner() (id string, key ed25519.PrivateKey, ok bool) {
 	return r.dev.ID, r.dev.Key, true
 }
 
-// Addr is the bound listener address after Start, the configured one
-// before.
-func (r *Role) Addr() string {
-	if r.server == nil {
-		return r.cfg.Load().Listen
-	}
-	return r.server.Addr()
-}
-
 // AdvertiseURL is advertise_url, else "http://" + the bound listener
 // address (valid after Start).
 func (r *Role) AdvertiseURL() string {
-	if u := r.cfg.Load().AdvertiseURL; u != "" {
+	if u := r.Cfg.Load().AdvertiseURL; u != "" {
 		return u
 	}
 	return "http://" + r.Addr()
@@ -148,7 +128,7 @@ func (r *Role) AdvertiseURL() string {
 // tail that fails verification still serves reads but leaves writes
 // unready (verify_failed).
 func (r *Role) Start(ctx context.Context) error {
-	cfg := *r.cfg.Load()
+	cfg := *r.Cfg.Load()
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -165,7 +145,7 @@ func (r *Role) Start(ctx context.Context) error {
 	r.startWorkers()
 	r.awaitWriter(ctx)
 	r.running.Store(true)
-	r.log.Info().Str("listen", r.Addr()).Uint64("head", r.com.Head().Version).Str("origin", r.st.Key.Origin()).
+	r.Log.Info().Str("listen", r.Addr()).Uint64("head", r.com.Head().Version).Str("origin", r.st.Key.Origin()).
 		Strs("write_unready", r.com.WriteUnready()).Msg("registry listening")
 	return nil
 }
@@ -175,22 +155,18 @@ func (r *Role) serve(cfg Config) error {
 	r.api = httpapi.New(httpapi.Options{Committer: r.com, Tree: r.tree, Log: r.st.Log, Keys: r.opt.Keys,
 		Settings: r.settings, Status: r.status, MinIndex: r.st.Log.MinIndex, Now: r.now,
 		Metrics: r.opt.Metrics, Logger: r.opt.Log})
-	r.server = httpx.NewServer(httpx.ServerOptions{Role: roleName, Addr: cfg.Listen, Log: r.log,
-		Metrics: r.opt.Metrics.Set(), Limits: cfg.Ingress.Limits(), Streaming: httpapi.Streaming, LongLived: httpapi.Streaming})
-	e := r.server.Echo()
+	e := r.NewServer(httpx.ServerOptions{Metrics: r.opt.Metrics.Set(), Limits: cfg.Ingress.Limits(),
+		Streaming: httpapi.Streaming, LongLived: httpapi.Streaming}).Echo()
 	r.api.Mount(e)
 	if r.opt.Ops != nil {
 		r.opt.Ops(e)
 	}
-	if err := r.server.Listen(); err != nil {
-		return fmt.Errorf("registry: listen %s: %w", cfg.Listen, err)
-	}
-	return nil
+	return r.Listen()
 }
 
 // settings are the API's live settings from the current config.
 func (r *Role) settings() httpapi.Settings {
-	c := r.cfg.Load()
+	c := r.Cfg.Load()
 	l := c.limits()
 	return httpapi.Settings{PublicReads: c.PublicReads, ReadOnly: c.ReadOnly, Limits: l.Limits,
 		StreamHeartbeat: c.StreamHeartbeat, StreamMaxClients: c.StreamMaxClients, StreamMaxLag: c.StreamMaxLag,
@@ -199,11 +175,11 @@ func (r *Role) settings() httpapi.Settings {
 
 // startWorkers starts the supervised workers (docs/registry.md §4–§6).
 func (r *Role) startWorkers() {
-	r.tasks.Go("registry-committer", r.com.Run)
-	r.tasks.Go("registry-checkpointer", r.ckpt.run)
-	r.tasks.Go("registry-verifier", r.ver.run)
+	r.Tasks.Go("registry-committer", r.com.Run)
+	r.Tasks.Go("registry-checkpointer", r.ckpt.run)
+	r.Tasks.Go("registry-verifier", r.ver.run)
 	if !r.opt.Amnesia { // amnesia prunes nothing
-		r.tasks.Go("registry-retention", r.ret.run)
+		r.Tasks.Go("registry-retention", r.ret.run)
 	}
 }
 
@@ -234,22 +210,16 @@ func (r *Role) onCommit(c registryapi.Committed) {
 
 // Run serves until ctx ends; a listener failure is returned (fatal).
 func (r *Role) Run(ctx context.Context) error {
-	if err := r.server.Run(ctx); err != nil {
-		return fmt.Errorf("registry listener: %w", err)
-	}
-	return nil
+	return r.Serve(ctx)
 }
 
 // Drain stops taking writes at once (503 draining) and turns readiness
 // false (shutdown step 2).
 func (r *Role) Drain() {
-	r.draining.Store(true)
 	if r.com != nil {
 		r.com.Drain()
 	}
-	if r.server != nil {
-		r.server.Drain()
-	}
+	r.Base.Drain()
 }
 
 // Stop runs the docs/registry.md §6 shutdown: writes get 503 draining, streams end, the
@@ -264,13 +234,11 @@ func (r *Role) Stop(ctx context.Context) error {
 	if r.api != nil {
 		r.api.Hub().Close()
 	}
-	if r.server != nil {
-		if n := r.server.Shutdown(ctx); n > 0 {
-			r.log.Warn().Int("connections", n).Msg("drain deadline passed: aborted open requests")
-		}
+	if n := r.Shutdown(ctx); n > 0 {
+		r.Log.Warn().Int("connections", n).Msg("drain deadline passed: aborted open requests")
 	}
-	if n := r.tasks.Stop(ctx); n > 0 {
-		r.log.Error().Int("workers", n).Msg("registry workers still running at the drain deadline; stores left open")
+	if n := r.Tasks.Stop(ctx); n > 0 {
+		r.Log.Error().Int("workers", n).Msg("registry workers still running at the drain deadline; stores left open")
 		return fmt.Errorf("registry: %d workers did not stop", n)
 	}
 	if r.st == nil {
@@ -278,7 +246,7 @@ func (r *Role) Stop(ctx context.Context) error {
 	}
 	if r.ckpt != nil {
 		if err := r.ckpt.final(ctx); err != nil {
-			r.log.Warn().Err(err).Msg("final checkpoint not signed")
+			r.Log.Warn().Err(err).Msg("final checkpoint not signed")
 		}
 	}
 	r.open.Store(false)
@@ -291,7 +259,7 @@ func (r *Role) Stop(ctx context.Context) error {
 func (r *Role) Ready(context.Context) runtime.Readiness {
 	var rd runtime.Readiness
 	switch {
-	case r.draining.Load():
+	case r.Draining():
 		rd.Missing = append(rd.Missing, roleName)
 	case !r.open.Load():
 		rd.Missing = append(rd.Missing, roleName+":store")
@@ -300,17 +268,7 @@ func (r *Role) Ready(context.Context) runtime.Readiness {
 }
 
 // readReady is Ready without a context.
-func (r *Role) readReady() bool { return !r.draining.Load() && r.open.Load() }
-
-// Handler is the role's HTTP handler (its routes behind the shared
-// middleware chain) for in-process callers such as a co-located gateway;
-// nil before Start.
-func (r *Role) Handler() http.Handler {
-	if r.server == nil {
-		return nil
-	}
-	return r.server.Echo()
-}
+func (r *Role) readReady() bool { return !r.Draining() && r.open.Load() }
 
 // LocalClient is the in-process client of the running registry
 // (registryapi.Local); call it after Start.

@@ -25,7 +25,7 @@ func (r *Role) status() registryapi.Status {
 		ReadReady:           r.readReady(),
 		WriteReady:          len(reasons) == 0,
 		WriteUnreadyReasons: reasons,
-		ReadOnly:            r.cfg.Load().ReadOnly,
+		ReadOnly:            r.Cfg.Load().ReadOnly,
 		DevSigner:           r.dev != nil,
 		Amnesia:             r.opt.Amnesia,
 		Quorum:              registryapi.Quorum{M: h.Set.Quorum.M, N: h.Set.Quorum.N},

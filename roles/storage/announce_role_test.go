@@ -92,7 +92,7 @@ func TestApplyRetargets(t *testing.T) {
 	if urls, tok, n := sink.state(); !slices.Equal(urls, []string{"http://a:5304"}) || tok != "t1" || n != 1 {
 		t.Fatalf("after Start: %v %q %d", urls, tok, n)
 	}
-	cfg := *tr.cfg.Load()
+	cfg := *tr.Cfg.Load()
 	cfg.IndexURLs, cfg.IndexToken, cfg.ProviderTTL = []string{"https://b", "http://c:1/idx"}, "", 2*time.Minute
 	if err := tr.Apply(cfg); err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func TestApplyRetargets(t *testing.T) {
 	if err := tr.CheckApply(bad); err == nil {
 		t.Fatal("CheckApply accepted what Apply refuses")
 	}
-	if got := tr.cfg.Load(); len(got.IndexURLs) != 2 {
+	if got := tr.Cfg.Load(); len(got.IndexURLs) != 2 {
 		t.Fatalf("refused reload applied: %v", got.IndexURLs)
 	}
 	id := tr.put([]byte("hello world"), "text/plain")
@@ -134,14 +134,14 @@ func TestApplyRejects(t *testing.T) {
 		{"restart-only key", func(c *Config) { c.Engine = "memory" }, "storage.engine"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := *tr.cfg.Load()
+			cfg := *tr.Cfg.Load()
 			tc.mod(&cfg)
 			if err := tr.Apply(cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Apply = %v, want %q", err, tc.want)
 			}
 		})
 	}
-	cfg := *tr.cfg.Load()
+	cfg := *tr.Cfg.Load()
 	cfg.IndexToken = "secret" // no URLs: nothing to turn on
 	if err := tr.Apply(cfg); err != nil {
 		t.Fatal(err)

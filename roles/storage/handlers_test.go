@@ -60,8 +60,8 @@ func TestWriteCheckOrder(t *testing.T) {
 }
 
 func drain(tr *testRole) func() {
-	tr.draining.Store(true)
-	return func() { tr.draining.Store(false) }
+	tr.SetDraining(true)
+	return func() { tr.SetDraining(false) }
 }
 
 func unready(tr *testRole) func() {
@@ -79,7 +79,7 @@ func fill(tr *testRole) func() {
 }
 
 func noSpace(tr *testRole) func() {
-	cfg := *tr.cfg.Load()
+	cfg := *tr.Cfg.Load()
 	old := cfg
 	cfg.MinFreeBytes = 1 << 62
 	if err := tr.Apply(cfg); err != nil {
@@ -132,7 +132,7 @@ func TestWriteReplies(t *testing.T) {
 		t.Fatalf("PUT existing: %d %s", resp.StatusCode, body)
 	}
 	recs := tr.sink.wait(t, func(r []announcing.Record) bool { return len(r) >= 3 })
-	if recs[0].ID != mustID(t, helloID) || recs[0].TTL != tr.cfg.Load().ProviderTTL {
+	if recs[0].ID != mustID(t, helloID) || recs[0].TTL != tr.Cfg.Load().ProviderTTL {
 		t.Fatalf("announced %v", recs)
 	}
 }
@@ -300,7 +300,7 @@ func TestPrivateReads(t *testing.T) {
 	}
 	resp, body := tr.do(req{method: "GET", path: "/o/B3:x"})
 	wantError(t, resp, body, 401, httpx.CodeUnauthorized) // token before id syntax
-	cfg := *tr.cfg.Load()
+	cfg := *tr.Cfg.Load()
 	cfg.PublicReads = true
 	if err := tr.Apply(cfg); err != nil {
 		t.Fatal(err)
@@ -312,7 +312,7 @@ func TestPrivateReads(t *testing.T) {
 
 func TestApply(t *testing.T) {
 	tr := startRole(t, nil)
-	cfg := *tr.cfg.Load()
+	cfg := *tr.Cfg.Load()
 	cfg.QueueTimeout = 1500 * time.Millisecond
 	cfg.UploadStallTimeout = time.Second
 	if err := tr.Apply(cfg); err != nil {
@@ -328,7 +328,7 @@ func TestApply(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "storage.listen") || !strings.Contains(err.Error(), "storage.get_workers") {
 		t.Fatalf("Apply(listen) = %v", err)
 	}
-	if tr.cfg.Load().Listen != cfg.Listen {
+	if tr.Cfg.Load().Listen != cfg.Listen {
 		t.Fatal("rejected config was applied")
 	}
 	if err := tr.Apply("nope"); err == nil {
@@ -419,7 +419,7 @@ func TestClientGoneAborts(t *testing.T) {
 				t.Fatalf("recovered %v, want http.ErrAbortHandler", p)
 			}
 		}()
-		tr.server.Echo().ServeHTTP(httptest.NewRecorder(), hr)
+		tr.Server().Echo().ServeHTTP(httptest.NewRecorder(), hr)
 	}()
 	if got := tr.metric(series("storage_writes_total", "result", "aborted")); got != 1 {
 		t.Fatalf("aborted = %v", got)

@@ -136,7 +136,7 @@ func (r *Role) sendSlice(c echo.Context, obj store.Object, ob bao.Outboard, star
 		"+"+strconv.FormatInt(n, 10)+`"`)
 	c.Response().WriteHeader(http.StatusOK)
 	ctx := c.Request().Context()
-	w := &deadlineWriter{w: c.Response(), rc: http.NewResponseController(c.Response()), d: r.cfg.Load().StreamWriteTimeout}
+	w := &deadlineWriter{w: c.Response(), rc: http.NewResponseController(c.Response()), d: r.Cfg.Load().StreamWriteTimeout}
 	err := bao.ExtractSlice(w, &objectReader{ctx: ctx, cr: cr, off: from, end: to, done: func() {}}, ob, start, n)
 	r.metrics.bytesOut(httpx.RouteOf(c), w.n)
 	if err != nil {

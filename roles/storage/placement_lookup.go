@@ -30,7 +30,7 @@ func (r *Role) Placement(ctx context.Context, id store.ID) (targets, holders []s
 		return nil, nil, errNotStarted()
 	}
 	v := r.opt.Cluster.View()
-	targets = placement.IDs(placement.Top(r.cfg.Load().ReplicationFactor, placement.Writable(v), id))
+	targets = placement.IDs(placement.Top(r.Cfg.Load().ReplicationFactor, placement.Writable(v), id))
 	held, err := r.engine.Has(ctx, []store.ID{id})
 	if err != nil {
 		return nil, nil, err
@@ -80,7 +80,7 @@ func (r *Role) remoteHolders(ctx context.Context, v *cluster.View, id store.ID) 
 func (r *Role) memberHolds(ctx context.Context, member, base string, id store.ID) bool {
 	got, err := r.peers().Has(ctx, base, []store.ID{id})
 	if err != nil {
-		r.log.Debug().Err(err).Str("member", member).Msg("placement lookup: member did not answer")
+		r.Log.Debug().Err(err).Str("member", member).Msg("placement lookup: member did not answer")
 		return false
 	}
 	return got[id]

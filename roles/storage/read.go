@@ -24,7 +24,7 @@ const maxRangeParts = 16
 
 // readAuth checks the token when reads are private.
 func (r *Role) readAuth(c echo.Context) error {
-	if r.cfg.Load().PublicReads {
+	if r.Cfg.Load().PublicReads {
 		return nil
 	}
 	return r.authorize(c, storageapi.ScopeRead)
@@ -116,7 +116,7 @@ func (r *Role) sendBody(c echo.Context, obj store.Object, plan ranges.Plan, ctyp
 	plan.SetHeaders(h, info.Size, ctype)
 	c.Response().WriteHeader(plan.Status)
 	r.metrics.getTTFB(rangeKind(plan)).UpdateDuration(start)
-	w := &deadlineWriter{w: c.Response(), rc: http.NewResponseController(c.Response()), d: r.cfg.Load().StreamWriteTimeout}
+	w := &deadlineWriter{w: c.Response(), rc: http.NewResponseController(c.Response()), d: r.Cfg.Load().StreamWriteTimeout}
 	err := plan.WriteBody(w, info.Size, ctype, cr.copyRange)
 	r.metrics.bytesOut(httpx.RouteOf(c), w.n)
 	if err != nil {
@@ -131,7 +131,7 @@ func (r *Role) abortStream(err error) {
 	switch {
 	case errors.Is(err, errWriteTimeout):
 		r.metrics.ioTimeout("write_body")
-	case r.draining.Load():
+	case r.Draining():
 		r.metrics.aborted("get")
 	}
 	panic(http.ErrAbortHandler)

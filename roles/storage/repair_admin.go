@@ -105,7 +105,7 @@ func (r *Role) handleRepairPace(c echo.Context) error {
 	if err != nil {
 		return badRequest(err.Error())
 	}
-	r.log.Info().Int64("bytes_per_s", n).Time("until", until).Msg("repair pace boosted")
+	r.Log.Info().Int64("bytes_per_s", n).Time("until", until).Msg("repair pace boosted")
 	return c.JSON(http.StatusOK, storageapi.RepairPaceReply{PaceBytesPerS: n, BoostUntil: until.UTC()})
 }
 

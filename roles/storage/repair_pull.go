@@ -109,14 +109,14 @@ func (r *Role) pullFrom(ctx context.Context, base string, id store.ID, m repair.
 		body, ctype = m.Reader(ctx, t.Size, b), b.ContentType
 	}
 	info, _, err := r.engine.Put(ctx, body, store.PutOptions{Want: &id, Meta: store.Meta{ContentType: ctype},
-		MaxBytes: int64(r.cfg.Load().MaxObjectBytes)})
+		MaxBytes: int64(r.Cfg.Load().MaxObjectBytes)})
 	if err != nil {
 		if isCommitError(err) {
 			return repair.Fail(reasonCommit, err)
 		}
 		return err
 	}
-	r.announce.enqueue(announcing.Record{ID: id, Type: info.ContentType, TTL: r.cfg.Load().ProviderTTL})
+	r.announce.enqueue(announcing.Record{ID: id, Type: info.ContentType, TTL: r.Cfg.Load().ProviderTTL})
 	return nil
 }
 

@@ -21,7 +21,7 @@ func (r *Role) newRepairer() *repair.Repairer {
 		Remote:  repairRemote{r},
 		Exec:    repairExec{r},
 		Metrics: r.opt.Metrics,
-		Log:     r.log,
+		Log:     r.Log,
 	}, r.repairConfig(r.clusterConfig()))
 }
 
@@ -55,7 +55,7 @@ func (r *Role) clusterConfig() cluster.Config { return *r.clusterCfg.Load() }
 
 // repairConfig combines c with the storage replication factor.
 func (r *Role) repairConfig(c cluster.Config) repair.Config {
-	return repair.FromCluster(c, r.cfg.Load().ReplicationFactor)
+	return repair.FromCluster(c, r.Cfg.Load().ReplicationFactor)
 }
 
 // ApplyCluster hot-applies the [cluster] keys repair reads: repair_pace,

@@ -52,7 +52,7 @@ func (r *Role) replicate(ctx context.Context, info store.Info, created, replica 
 	if r.opt.Cluster == nil {
 		return 0, nil
 	}
-	rf := r.cfg.Load().ReplicationFactor
+	rf := r.Cfg.Load().ReplicationFactor
 	if replica || requiredCopies(rf) < 2 {
 		return 1, nil
 	}
@@ -119,7 +119,7 @@ func (r *Role) askTargets(ctx context.Context, targets []cluster.Member, id stor
 		}
 		got, err := pc.Has(ctx, base, []store.ID{id})
 		if err != nil {
-			r.log.Debug().Err(err).Str("member", m.ID).Str("b3_prefix", id.Prefix()).Msg("inventory check failed")
+			r.Log.Debug().Err(err).Str("member", m.ID).Str("b3_prefix", id.Prefix()).Msg("inventory check failed")
 			continue
 		}
 		held[m.ID] = got[id]
@@ -151,10 +151,10 @@ func (r *Role) syncCopy(ctx context.Context, info store.Info, order []cluster.Me
 		if isLocalCopyError(err) || ctx.Err() != nil {
 			return "", r.copyAborted(ctx, err)
 		}
-		r.log.Debug().Err(err).Str("member", m.ID).Str("b3_prefix", info.ID.Prefix()).Msg("replica copy failed: trying the next member")
+		r.Log.Debug().Err(err).Str("member", m.ID).Str("b3_prefix", info.ID.Prefix()).Msg("replica copy failed: trying the next member")
 		last = err
 	}
-	r.log.Warn().AnErr("last_error", last).Int("tried", tried).Str("b3_prefix", info.ID.Prefix()).
+	r.Log.Warn().AnErr("last_error", last).Int("tried", tried).Str("b3_prefix", info.ID.Prefix()).
 		Msg("second copy failed: the object stays here and repair will place it")
 	return "", r.missingCopy(info.ID, "no storage member took the second copy")
 }
@@ -174,7 +174,7 @@ func (r *Role) copyAborted(ctx context.Context, err error) error {
 
 // missingCopy is the 503 of docs/cluster.md §4 step 3.
 func (r *Role) missingCopy(id store.ID, why string) error {
-	r.log.Debug().Str("b3_prefix", id.Prefix()).Str("why", why).Msg("write refused: one copy only")
+	r.Log.Debug().Str("b3_prefix", id.Prefix()).Str("why", why).Msg("write refused: one copy only")
 	return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeUpstreamUnavailable,
 		"stored on this node only (%s): retry; repair places the second copy later", why).
 		WithDetails(map[string]any{"copies": 1, "required": 2}).WithRetryAfter(2)

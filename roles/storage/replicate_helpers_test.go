@@ -145,7 +145,7 @@ func (tc *testCluster) setView(states map[string]cluster.State) {
 // order returns the sync copy candidates for id as the coordinator sees
 // them (the top(RF, W, x) targets first).
 func (tc *testCluster) order(id store.ID) []string {
-	return placement.IDs(newCopyPlan(tc.views["node-a"].View(), tc.self.cfg.Load().ReplicationFactor, id).order)
+	return placement.IDs(newCopyPlan(tc.views["node-a"].View(), tc.self.Cfg.Load().ReplicationFactor, id).order)
 }
 
 // write sends body to the coordinator (POST /o, or PUT /o/{id} when put).

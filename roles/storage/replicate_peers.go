@@ -12,8 +12,8 @@ func (r *Role) peers() *peer.Client { return r.peer }
 // once per start, that storage.redundancy = "ec" is not built and writes
 // keep replicas.
 func (r *Role) newPeers() *peer.Client {
-	if r.cfg.Load().Redundancy == RedundancyEC {
-		r.log.Warn().Msg(`storage.redundancy = "ec": erasure coding is not built in this version; writes keep replicas`)
+	if r.Cfg.Load().Redundancy == RedundancyEC {
+		r.Log.Warn().Msg(`storage.redundancy = "ec": erasure coding is not built in this version; writes keep replicas`)
 	}
 	return peer.New(peer.Options{Token: r.opt.Node.Token, Stall: r.opt.ClusterConfig.ReplicaStallTimeout, Metrics: r.opt.Metrics})
 }

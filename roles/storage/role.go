@@ -9,9 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/rolebase"
 	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/roles/storage/peer"
 	"github.com/ronhq/ron/roles/storage/repair"
@@ -52,19 +51,15 @@ type Options struct {
 // Role is the storage role. Build it with New; the runtime manager drives
 // Start, Run and Stop.
 type Role struct {
+	*rolebase.Base[Config]
 	opt     Options
-	cfg     *runtime.Snapshot[Config]
-	log     zerolog.Logger
 	metrics roleMetrics
-	tasks   *runtime.TaskGroup
 
 	engine    store.BlobStore
-	server    *httpx.Server
 	admit     *admission
 	announce  *announcer
-	reprovide *reprovider  // nil when announcing is off
-	lastProbe atomic.Int64 // unix ns of the last successful probe; 0 = none or failed
-	draining  atomic.Bool
+	reprovide *reprovider    // nil when announcing is off
+	lastProbe atomic.Int64   // unix ns of the last successful probe; 0 = none or failed
 	upgrade   sidecarUpgrade // progress of the v1 → v2 sidecar upgrade
 
 	// Cluster mode (docs/cluster.md §4–§5): the node-to-node client (replica
@@ -79,20 +74,19 @@ type Role struct {
 
 // New builds the role without side effects: nothing is opened or bound.
 func New(opt Options) *Role {
-	r := &Role{opt: opt, log: opt.Log.With().Str("role", roleName).Logger(), metrics: roleMetrics{opt.Metrics}}
-	r.cfg = runtime.NewSnapshot(&opt.Config)
+	r := &Role{opt: opt, metrics: roleMetrics{opt.Metrics}}
+	r.Base = rolebase.New(roleName, opt.Config, &opt.Env, func(c Config) string { return c.Listen })
 	cc := opt.ClusterConfig
 	r.clusterCfg.Store(&cc)
-	r.tasks = runtime.NewTaskGroup(roleName, r.log, opt.Metrics, runtime.WithBus(opt.Bus))
 	r.upgrade.ended = make(chan struct{})
+	// The keys docs/storage.md §7 allows reload live (limits, timeouts, public_reads,
+	// min_free_bytes, provider_ttl, index_urls, index_token); the rest are refused by name,
+	// and index_urls the sink cannot take are refused too. A new provider_ttl applies to the
+	// next announce and re-provide pass.
+	r.OnReload(runtime.Reconfig[Config]{Validate: Config.Validate, RestartOnly: Config.restartOnly,
+		Refuse: func(cur, n Config) error { return r.announce.checkRetarget(cur, n) }, Reconfigure: r.reconfigure})
 	return r
 }
-
-// Name implements runtime.Role.
-func (r *Role) Name() string { return roleName }
-
-// TaskGroup exposes the role's supervised workers to the manager.
-func (r *Role) TaskGroup() *runtime.TaskGroup { return r.tasks }
 
 // Start opens the engine, runs a first write probe and binds the listener.
 func (r *Role) Start(ctx context.Context) error {
@@ -101,7 +95,7 @@ func (r *Role) Start(ctx context.Context) error {
 		return fmt.Errorf("storage: open engine: %w", err)
 	}
 	r.engine = engine
-	cfg := r.cfg.Load()
+	cfg := r.Cfg.Load()
 	r.admit = newAdmission(r.opt.Metrics, cfg.QueueCapacity, cfg.GetWorkers, cfg.PutWorkers, cfg.QueueTimeout)
 	r.announce = newAnnouncer(r.opt.Sink, r.opt.Metrics, cfg.AnnounceQueue)
 	if err := r.announce.retarget(*cfg); err != nil {
@@ -109,7 +103,7 @@ func (r *Role) Start(ctx context.Context) error {
 		return fmt.Errorf("storage: %w", err)
 	}
 	if r.announce.enabled() {
-		r.reprovide = newReprovider(engine, r.announce, r.cfg, r.metrics, r.log)
+		r.reprovide = newReprovider(engine, r.announce, r.Cfg, r.metrics, r.Log)
 	}
 	if r.opt.Cluster != nil {
 		r.peer = r.newPeers()
@@ -118,23 +112,21 @@ func (r *Role) Start(ctx context.Context) error {
 	}
 	r.registerGauges()
 	r.probe(ctx)
-	r.server = httpx.NewServer(httpx.ServerOptions{
-		Role: roleName, Addr: cfg.Listen, Log: r.log, Metrics: r.opt.Metrics.Set(),
-		Limits: cfg.Ingress.Limits(), Streaming: isStreamingRoute,
-	})
-	r.routes(r.server.Echo())
+	e := r.NewServer(httpx.ServerOptions{Metrics: r.opt.Metrics.Set(), Limits: cfg.Ingress.Limits(),
+		Streaming: isStreamingRoute}).Echo()
+	r.routes(e)
 	if r.opt.Ops != nil {
-		r.opt.Ops(r.server.Echo())
+		r.opt.Ops(e)
 	}
-	if err := r.server.Listen(); err != nil {
+	if err := r.Listen(); err != nil {
 		_ = engine.Close()
-		return fmt.Errorf("storage: listen %s: %w", cfg.Listen, err)
+		return err
 	}
 	return nil
 }
 
 func (r *Role) openEngine() (store.BlobStore, error) {
-	cfg := r.cfg.Load()
+	cfg := r.Cfg.Load()
 	if r.opt.Amnesia || cfg.Engine == "memory" {
 		return memory.New(memory.Options{MaxBytes: int64(cfg.MemoryMaxBytes),
 			OnCorrupt: r.onCorrupt, OnSidecarRebuilt: r.onSidecarRebuilt}), nil
@@ -148,32 +140,26 @@ func (r *Role) openEngine() (store.BlobStore, error) {
 	})
 }
 
-// Addr is the bound listener address.
-func (r *Role) Addr() string { return r.server.Addr() }
-
 // Run serves until ctx ends; a listener failure is returned (fatal).
 func (r *Role) Run(ctx context.Context) error {
-	r.tasks.Go("probe", r.probeLoop)
-	r.tasks.Go("announce", r.announce.run)
-	r.tasks.Go("sidecar-upgrade", r.runSidecarUpgrade)
+	r.Tasks.Go("probe", r.probeLoop)
+	r.Tasks.Go("announce", r.announce.run)
+	r.Tasks.Go("sidecar-upgrade", r.runSidecarUpgrade)
 	if r.reprovide != nil {
-		r.tasks.Go("reprovide", r.reprovide.run)
+		r.Tasks.Go("reprovide", r.reprovide.run)
 	}
 	if rp := r.repair.Load(); rp != nil {
-		rp.Start(r.tasks.Go)
+		rp.Start(r.Tasks.Go)
 	}
 	if sw, ok := r.engine.(sweeper); ok {
-		r.tasks.Go("sweep", func(ctx context.Context) error {
+		r.Tasks.Go("sweep", func(ctx context.Context) error {
 			return every(ctx, sweepEvery, func(ctx context.Context) error { _, err := sw.Sweep(ctx); return err })
 		})
 	}
 	if rc, ok := r.engine.(recounter); ok {
-		r.tasks.Go("recount", func(ctx context.Context) error { return rc.Recount(ctx) })
+		r.Tasks.Go("recount", func(ctx context.Context) error { return rc.Recount(ctx) })
 	}
-	if err := r.server.Run(ctx); err != nil {
-		return fmt.Errorf("storage listener: %w", err)
-	}
-	return nil
+	return r.Serve(ctx)
 }
 
 type sweeper interface {
@@ -196,25 +182,19 @@ func every(ctx context.Context, d time.Duration, fn func(context.Context) error)
 	}
 }
 
-// Drain makes new writes answer 503 draining (shutdown step 2).
-func (r *Role) Drain() {
-	r.draining.Store(true)
-	r.server.Drain()
-}
-
 // Stop stops accepting, lets streams finish until ctx's deadline, aborts the
 // rest, stops the workers (repair included), releases the node-to-node
 // clients and closes the engine.
 func (r *Role) Stop(ctx context.Context) error {
 	r.Drain()
-	if n := r.server.Shutdown(ctx); n > 0 {
-		r.log.Warn().Int("connections", n).Msg("drain deadline passed: aborted open streams")
+	if n := r.Shutdown(ctx); n > 0 {
+		r.Log.Warn().Int("connections", n).Msg("drain deadline passed: aborted open streams")
 	}
 	if r.announce.queue != nil {
 		r.announce.queue.Close()
 	}
 	r.stopRepair()
-	r.tasks.Stop(ctx)
+	r.Tasks.Stop(ctx)
 	r.closeRepair()
 	r.closePeers()
 	r.announce.flush(ctx)
@@ -224,7 +204,7 @@ func (r *Role) Stop(ctx context.Context) error {
 // Ready reports the storage readiness of docs/storage.md §6.
 func (r *Role) Ready(ctx context.Context) runtime.Readiness {
 	var rd runtime.Readiness
-	if r.draining.Load() {
+	if r.Draining() {
 		rd.Missing = append(rd.Missing, roleName)
 		return rd
 	}
@@ -262,7 +242,7 @@ func (r *Role) probe(ctx context.Context) {
 	r.metrics.spawned("probe")
 	if err := r.engine.Probe(pctx); err != nil {
 		if ctx.Err() == nil {
-			r.log.Error().Err(err).Msg("write probe failed: writes refused until it succeeds")
+			r.Log.Error().Err(err).Msg("write probe failed: writes refused until it succeeds")
 		}
 		r.lastProbe.Store(0)
 		return
@@ -270,42 +250,18 @@ func (r *Role) probe(ctx context.Context) {
 	r.lastProbe.Store(time.Now().UnixNano())
 }
 
-// CheckApply reports whether Apply(cfg) would succeed, changing nothing:
-// cfg must be a valid storage Config that changes no restart-only key and
-// whose index_urls the sink can take.
-func (r *Role) CheckApply(cfg any) error {
-	n, ok := cfg.(Config)
-	if !ok {
-		return fmt.Errorf("storage: Apply got %T", cfg)
-	}
-	if err := n.Validate(); err != nil {
-		return err
-	}
-	old := r.cfg.Load()
-	if keys := old.restartOnly(n); len(keys) > 0 {
-		return fmt.Errorf("these keys need a restart: %v", keys)
-	}
-	return r.announce.checkRetarget(*old, n)
-}
-
-// Apply hot-reloads the keys docs/storage.md §7 allows (limits, timeouts,
-// public_reads, min_free_bytes, provider_ttl, index_urls, index_token) and
-// rejects the rest by name. A new provider_ttl applies to the next announce
-// and re-provide pass.
-func (r *Role) Apply(cfg any) error {
-	if err := r.CheckApply(cfg); err != nil {
-		return err
-	}
-	n := cfg.(Config)
+// reconfigure applies a reloaded config (already stored) to the running
+// role: the sink's targets, the free-space floor, the queue timeout, the
+// ingress limits and the re-provide pace.
+func (r *Role) reconfigure(_, n Config) error {
 	if err := r.announce.retarget(n); err != nil {
 		return err
 	}
-	r.cfg.Store(&n)
 	if mf, ok := r.engine.(interface{ SetMinFreeBytes(int64) }); ok {
 		mf.SetMinFreeBytes(int64(n.MinFreeBytes))
 	}
 	r.admit.timeout.Store(int64(n.QueueTimeout))
-	r.server.SetLimits(n.Ingress.Limits())
+	r.Server().SetLimits(n.Ingress.Limits())
 	if r.reprovide != nil {
 		r.reprovide.reload()
 	}
@@ -332,7 +288,7 @@ func (r *Role) Details() any {
 }
 
 func (r *Role) engineName() string {
-	if r.opt.Amnesia || r.cfg.Load().Engine == "memory" {
+	if r.opt.Amnesia || r.Cfg.Load().Engine == "memory" {
 		return "memory"
 	}
 	return "fs"
@@ -353,33 +309,23 @@ func (r *Role) registerGauges() {
 
 func (r *Role) onCorrupt(id store.ID, chunk int, kind string) {
 	r.metrics.corruption(kind)
-	r.log.Error().Str("b3_prefix", id.Prefix()).Int("chunk", chunk).Str("kind", kind).Msg("corrupt object quarantined")
+	r.Log.Error().Str("b3_prefix", id.Prefix()).Int("chunk", chunk).Str("kind", kind).Msg("corrupt object quarantined")
 	r.announce.enqueue(announcing.Record{ID: id, TTL: 0})
 	r.corruptRepair(id)
 }
 
 func (r *Role) onSidecarRebuilt(id store.ID) {
 	r.metrics.corruption("sidecar")
-	r.log.Warn().Str("b3_prefix", id.Prefix()).Msg("sidecar rebuilt from data")
+	r.Log.Warn().Str("b3_prefix", id.Prefix()).Msg("sidecar rebuilt from data")
 }
 
 var errNotReady = errors.New("storage not ready")
-
-// Handler is the role's HTTP handler (its routes behind the shared
-// middleware chain) for in-process callers such as a co-located gateway;
-// nil before Start.
-func (r *Role) Handler() http.Handler {
-	if r.server == nil {
-		return nil
-	}
-	return r.server.Echo()
-}
 
 // AdvertiseURL is the base URL storage announces to the index
 // (storageapi.Local): advertise_url, else http://<bound listener> (valid
 // after Start).
 func (r *Role) AdvertiseURL() string {
-	if u := r.cfg.Load().AdvertiseURL; u != "" {
+	if u := r.Cfg.Load().AdvertiseURL; u != "" {
 		return u
 	}
 	return "http://" + r.Addr()

@@ -92,7 +92,7 @@ func TestStalledUploadHandler(t *testing.T) {
 		hr.Header.Set("Authorization", "Bearer "+tok)
 		w := pipeWriter{httptest.NewRecorder(), srv}
 		start := time.Now()
-		r.server.Echo().ServeHTTP(w, hr)
+		r.Server().Echo().ServeHTTP(w, hr)
 		if d := time.Since(start); d != cfg.UploadStallTimeout {
 			t.Fatalf("answered after %v", d)
 		}

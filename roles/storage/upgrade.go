@@ -69,7 +69,7 @@ func (r *Role) runSidecarUpgrade(ctx context.Context) error {
 		u.end("stopped")
 	case err != nil:
 		u.end("failed: " + err.Error())
-		r.log.Warn().Err(err).Msg("sidecar upgrade stopped; objects not upgraded stay readable and are upgraded when their outboard is asked for")
+		r.Log.Warn().Err(err).Msg("sidecar upgrade stopped; objects not upgraded stay readable and are upgraded when their outboard is asked for")
 	default:
 		u.end("done")
 	}

@@ -48,7 +48,7 @@ func (r *Role) handlePut(c echo.Context) error {
 // runs the shared putReplicated and writes the reply or the failure.
 func (r *Role) write(c echo.Context, want *store.ID) error {
 	req := c.Request()
-	body := newStallReader(req.Body, http.NewResponseController(c.Response()), r.cfg.Load().UploadStallTimeout)
+	body := newStallReader(req.Body, http.NewResponseController(c.Response()), r.Cfg.Load().UploadStallTimeout)
 	w := writeReq{want: want, header: req.Header, length: req.ContentLength, endpoint: httpx.RouteOf(c), body: body,
 		replica: r.replicaWrite(c)}
 	err := r.putReplicated(req.Context(), w, func(info store.Info, created bool, copies int) error {
@@ -86,7 +86,7 @@ func (r *Role) putReplicated(ctx context.Context, w writeReq, reply func(store.I
 	if err != nil {
 		return err
 	}
-	if w.length > int64(r.cfg.Load().MaxObjectBytes) {
+	if w.length > int64(r.Cfg.Load().MaxObjectBytes) {
 		r.metrics.write("too_large")
 		return storeError(store.ErrTooLarge)
 	}
@@ -114,7 +114,7 @@ func (r *Role) putReplicated(ctx context.Context, w writeReq, reply func(store.I
 // required copies (cluster mode; none for a replica write) and replies.
 func (r *Role) held(ctx context.Context, info store.Info, created, replica bool, reply func(store.Info, bool, int) error) error {
 	r.metrics.write(map[bool]string{true: "created", false: "existing"}[created])
-	r.announce.enqueue(announcing.Record{ID: info.ID, Type: info.ContentType, TTL: r.cfg.Load().ProviderTTL})
+	r.announce.enqueue(announcing.Record{ID: info.ID, Type: info.ContentType, TTL: r.Cfg.Load().ProviderTTL})
 	copies, err := r.replicate(ctx, info, created, replica)
 	if err != nil {
 		return err
@@ -124,7 +124,7 @@ func (r *Role) held(ctx context.Context, info store.Info, created, replica bool,
 
 // writable answers 503 while draining or while the write probe fails.
 func (r *Role) writable() error {
-	if r.draining.Load() {
+	if r.Draining() {
 		return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeDraining, "node is shutting down").WithRetryAfter(5)
 	}
 	if !r.probeOK() {
@@ -181,14 +181,14 @@ func (r *Role) minFree() int64 {
 	if r.engineName() == "memory" {
 		return 0
 	}
-	return int64(r.cfg.Load().MinFreeBytes)
+	return int64(r.Cfg.Load().MinFreeBytes)
 }
 
 // stream reads the body into the engine under max_object_bytes.
 func (r *Role) stream(ctx context.Context, w writeReq, meta store.Meta) (store.Info, bool, error) {
 	start := time.Now()
 	r.metrics.spawned("put")
-	maxBytes := int64(r.cfg.Load().MaxObjectBytes)
+	maxBytes := int64(r.Cfg.Load().MaxObjectBytes)
 	info, created, err := r.engine.Put(ctx, w.body, store.PutOptions{Want: w.want, Meta: meta, MaxBytes: maxBytes, Size: max(w.length, 0)})
 	r.metrics.bytesIn(w.endpoint, w.body.n)
 	if err != nil {
@@ -228,10 +228,10 @@ func (r *Role) writeFailed(err error) error {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		r.metrics.write("aborted")
 		r.metrics.ioTimeout("read_body")
-		return httpx.NewError(http.StatusRequestTimeout, httpx.CodeTimeout, "no upload bytes for %s", r.cfg.Load().UploadStallTimeout)
+		return httpx.NewError(http.StatusRequestTimeout, httpx.CodeTimeout, "no upload bytes for %s", r.Cfg.Load().UploadStallTimeout)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), isBodyError(err):
 		r.metrics.write("aborted")
-		if r.draining.Load() {
+		if r.Draining() {
 			r.metrics.aborted("put")
 		}
 		return &errAborted{err}
