@@ -6,7 +6,6 @@ package archcheck
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -16,8 +15,26 @@ const Module = "github.com/ronhq/ron"
 // Cobra is the import path of the command-line library.
 const Cobra = "github.com/spf13/cobra"
 
-// Roles are the five role folders under roles/.
-var Roles = []string{"storage", "index", "registry", "gateway", "edge"}
+// roleSet is the roles of a graph: the folders under roles/ its packages
+// and imports name. Nothing else lives under roles/ (docs/architecture.md
+// §2), so a new role is checked without a list to update.
+type roleSet map[string]bool
+
+func rolesOf(pkgs []Package) roleSet {
+	rs := roleSet{}
+	add := func(path string) {
+		if parts := strings.Split(path, "/"); len(parts) >= 2 && parts[0] == "roles" {
+			rs[parts[1]] = true
+		}
+	}
+	for _, p := range pkgs {
+		add(p.Path)
+		for _, imp := range p.Imports {
+			add(imp)
+		}
+	}
+	return rs
+}
 
 // Package is one package of the graph: its path relative to the module
 // ("roles/gateway") and the module-relative paths of its non-test imports.
@@ -45,10 +62,11 @@ func (v Violation) String() string { return fmt.Sprintf("%s imports %s: %s", v.F
 //     command package does not link a whole role: it imports the role's
 //     contract or sub-packages, never roles/<r> itself.
 func Check(pkgs []Package) []Violation {
+	rs := rolesOf(pkgs)
 	var out []Violation
 	for _, p := range pkgs {
 		for _, imp := range p.Imports {
-			if rule := broken(p.Path, imp); rule != "" {
+			if rule := rs.broken(p.Path, imp); rule != "" {
 				out = append(out, Violation{From: p.Path, To: imp, Rule: rule})
 			}
 		}
@@ -57,8 +75,8 @@ func Check(pkgs []Package) []Violation {
 }
 
 // broken names the rule the import from → to breaks, or "".
-func broken(from, to string) string {
-	fromRole, toRole := roleOf(from), roleOf(to)
+func (rs roleSet) broken(from, to string) string {
+	fromRole, toRole := rs.roleOf(from), rs.roleOf(to)
 	switch {
 	case to == Cobra && !isCLI(from) && from != ".":
 		return "only the command line (internal/cli) imports cobra"
@@ -66,27 +84,27 @@ func broken(from, to string) string {
 		return "a command reaches a role through its contract or sub-packages, never the role package itself"
 	case isShared(from) && (toRole != "" || isRoot(to)):
 		return "the shared layers (httpx, store, runtime) never import a role or the composition root"
-	case IsContract(from) && !(isShared(to) || IsContract(to) || isHelper(to)):
+	case rs.isContract(from) && !(isShared(to) || rs.isContract(to) || isHelper(to)):
 		return "a contract imports only httpx, store, runtime, internal helpers and other contracts"
-	case fromRole != "" && toRole != "" && fromRole != toRole && !IsContract(to):
+	case fromRole != "" && toRole != "" && fromRole != toRole && !rs.isContract(to):
 		return "a role reaches another role only through its contract roles/" + toRole + "/" + toRole + "api"
 	}
 	return ""
 }
 
 // roleOf returns the role whose folder holds path, or "".
-func roleOf(path string) string {
+func (rs roleSet) roleOf(path string) string {
 	parts := strings.Split(path, "/")
-	if len(parts) >= 2 && parts[0] == "roles" && slices.Contains(Roles, parts[1]) {
+	if len(parts) >= 2 && parts[0] == "roles" && rs[parts[1]] {
 		return parts[1]
 	}
 	return ""
 }
 
-// IsContract reports whether path is a role's contract package or one of
+// isContract reports whether path is a role's contract package or one of
 // its sub-packages: roles/<r>/<r>api[/...].
-func IsContract(path string) bool {
-	r := roleOf(path)
+func (rs roleSet) isContract(path string) bool {
+	r := rs.roleOf(path)
 	if r == "" {
 		return false
 	}

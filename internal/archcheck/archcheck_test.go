@@ -16,6 +16,19 @@ func TestRepositoryFollowsTheImportRules(t *testing.T) {
 	for _, v := range Check(pkgs) {
 		t.Error(v)
 	}
+	have := map[string]bool{}
+	for _, p := range pkgs {
+		have[p.Path] = true
+	}
+	rs := rolesOf(pkgs)
+	if len(rs) != 5 {
+		t.Errorf("roles/ holds %d role folders, want the five: %v", len(rs), rs)
+	}
+	for r := range rs {
+		if !have["roles/"+r] || !have["roles/"+r+"/"+r+"api"] {
+			t.Errorf("role %s lacks its package roles/%s or its contract roles/%s/%sapi", r, r, r, r)
+		}
+	}
 }
 
 // listPackages runs go list from the module root.

@@ -7,27 +7,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ronhq/ron/httpx"
-	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/store"
 )
-
-func (r *Role) handleDelete(c echo.Context) error {
-	if err := r.authorize(c, storageapi.ScopeAdmin); err != nil {
-		return err
-	}
-	id, err := parseID(c)
-	if err != nil {
-		return err
-	}
-	return r.admitted(c, r.admit.get, func() error {
-		if err := r.engine.Delete(c.Request().Context(), id); err != nil {
-			return storeError(err)
-		}
-		r.announce.enqueue(announcing.Record{ID: id, TTL: 0})
-		return c.NoContent(http.StatusNoContent)
-	})
-}
 
 // inventoryReply is one page of GET /inventory.
 type inventoryReply struct {
