@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/internal/testclock"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/store/kv/memkv"
@@ -30,28 +30,10 @@ const (
 	idB = "b3:ced5d8e546f32566fd3e768ca208299be821a2147db8894d04492243f22fa331"
 )
 
-// clock is a settable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // env is one index node's handlers behind the shared middleware chain.
 type env struct {
 	t       *testing.T
-	clk     *clock
+	clk     *testclock.Clock
 	db      *indexdb.DB
 	h       *Handlers
 	srv     *httpx.Server
@@ -62,7 +44,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	clk := &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	clk := testclock.New(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 	db, err := indexdb.Open(context.Background(), memkv.New(), clk.Now)
 	if err != nil {
 		t.Fatal(err)

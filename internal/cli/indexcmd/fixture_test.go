@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/internal/testclock"
 	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
@@ -29,29 +29,11 @@ const (
 	idB = "b3:ced5d8e546f32566fd3e768ca208299be821a2147db8894d04492243f22fa331"
 )
 
-// clock is a settable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // cliNode is an index server (the role's real handlers on an in-memory
 // database and a settable clock) on a loopback listener, and the
 // client-side view of a node whose configured index listener it is.
 type cliNode struct {
-	clk   *clock
+	clk   *testclock.Clock
 	h     *index.Handlers
 	addr  string // host:port of the index listener
 	token string // RON_TOKEN seen by the commands ("" none)
@@ -59,7 +41,7 @@ type cliNode struct {
 
 func newCLINode(t *testing.T) *cliNode {
 	t.Helper()
-	clk := &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	clk := testclock.New(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 	db, err := indexdb.Open(context.Background(), memkv.New(), clk.Now)
 	if err != nil {
 		t.Fatal(err)

@@ -1,30 +1,23 @@
 package indexcmd
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"net"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/ronhq/ron/internal/cli"
+	"github.com/ronhq/ron/internal/cli/clitest"
 	"github.com/ronhq/ron/roles/index"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store/manifest"
 )
 
 // cliRun is the outcome of one in-process command line.
-type cliRun struct {
-	code           int
-	stdout, stderr string
-	err            error
-}
+type cliRun struct{ clitest.Run }
 
 // nodeEnv returns a cli.Env whose index listener is addr ("" none).
 func nodeEnv(dataDir, addr string) cli.Env {
@@ -41,28 +34,7 @@ func nodeEnv(dataDir, addr string) cli.Env {
 // error to an exit code as main does.
 func runCLI(t *testing.T, env cli.Env, token string, args ...string) cliRun {
 	t.Helper()
-	getenv := func(k string) string {
-		if k == "RON_TOKEN" {
-			return token
-		}
-		return ""
-	}
-	root := &cobra.Command{Use: "ron", SilenceUsage: true, SilenceErrors: true}
-	root.AddCommand(Commands(env, getenv)...)
-	var out, errw bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errw)
-	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
-	code := cli.ExitOK
-	var ee *cli.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.Code
-	case err != nil:
-		code = cli.ExitFailure
-	}
-	return cliRun{code: code, stdout: out.String(), stderr: errw.String(), err: err}
+	return cliRun{clitest.Execute(Commands(env, clitest.TokenEnv(token)), args...)}
 }
 
 // run executes a command line against n's configured listener.
@@ -74,12 +46,12 @@ func (n *cliNode) run(t *testing.T, args ...string) cliRun {
 // want checks the exit code and that stdout holds every wanted fragment.
 func (r cliRun) want(t *testing.T, code int, stdout ...string) cliRun {
 	t.Helper()
-	if r.code != code {
-		t.Fatalf("exit %d, want %d (err %v)\nstdout: %s\nstderr: %s", r.code, code, r.err, r.stdout, r.stderr)
+	if r.Code != code {
+		t.Fatalf("exit %d, want %d (err %v)\nstdout: %s\nstderr: %s", r.Code, code, r.Err, r.Stdout, r.Stderr)
 	}
 	for _, s := range stdout {
-		if !strings.Contains(r.stdout, s) {
-			t.Fatalf("stdout lacks %q:\n%s", s, r.stdout)
+		if !strings.Contains(r.Stdout, s) {
+			t.Fatalf("stdout lacks %q:\n%s", s, r.Stdout)
 		}
 	}
 	return r
@@ -94,12 +66,12 @@ func TestCLINameSetGet(t *testing.T) {
 
 	var rec indexapi.NameRecord
 	r := n.run(t, "name", "get", "blog.example", "-o", "json").want(t, 0)
-	if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil || rec.Version != 2 || rec.B3 != idB ||
+	if err := json.Unmarshal([]byte(r.Stdout), &rec); err != nil || rec.Version != 2 || rec.B3 != idB ||
 		rec.Name != "blog.example" || rec.UpdatedAt == "" {
-		t.Fatalf("get -o json: %+v %v\n%s", rec, err, r.stdout)
+		t.Fatalf("get -o json: %+v %v\n%s", rec, err, r.Stdout)
 	}
 	r = n.run(t, "name", "set", "new.example", idA, "--create-only", "-o", "json").want(t, 0)
-	if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil || rec.Version != 1 || rec.B3 != idA {
+	if err := json.Unmarshal([]byte(r.Stdout), &rec); err != nil || rec.Version != 1 || rec.B3 != idA {
 		t.Fatalf("set -o json: %+v %v", rec, err)
 	}
 	n.run(t, "name", "get", "blog.example@9").want(t, 1)
@@ -120,8 +92,8 @@ func TestCLIPreconditionFailed(t *testing.T) {
 		{[]string{"name", "rm", "blog.example", "--if-version", "1"}, "current version: 2\n"},
 	} {
 		r := n.run(t, tc.args...).want(t, 1)
-		if r.stderr != tc.cur || r.stdout != "" {
-			t.Fatalf("%v: stderr %q stdout %q, want stderr %q", tc.args, r.stderr, r.stdout, tc.cur)
+		if r.Stderr != tc.cur || r.Stdout != "" {
+			t.Fatalf("%v: stderr %q stdout %q, want stderr %q", tc.args, r.Stderr, r.Stdout, tc.cur)
 		}
 	}
 	n.run(t, "name", "get", "blog.example").want(t, 0, "blog.example@2  "+idB)
@@ -137,7 +109,7 @@ func TestCLINameRmHistory(t *testing.T) {
 	n.run(t, "name", "get", "h.example").want(t, 1)
 
 	r := n.run(t, "name", "history", "h.example").want(t, 0)
-	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
 	want := [][]string{
 		{"VERSION", "TARGET", "UPDATED"},
 		{"3", "deleted", "2026-11-22T10:00:01.500Z"},
@@ -145,7 +117,7 @@ func TestCLINameRmHistory(t *testing.T) {
 		{"1", idA, "2026-11-22T10:00:00.000Z"},
 	}
 	if len(lines) != len(want) {
-		t.Fatalf("history:\n%s", r.stdout)
+		t.Fatalf("history:\n%s", r.Stdout)
 	}
 	for i, l := range lines {
 		if f := strings.Fields(l); strings.Join(f, " ") != strings.Join(want[i], " ") {
@@ -154,7 +126,7 @@ func TestCLINameRmHistory(t *testing.T) {
 	}
 	var h indexapi.NameHistory
 	r = n.run(t, "name", "history", "h.example", "-o", "json").want(t, 0)
-	if err := json.Unmarshal([]byte(r.stdout), &h); err != nil || len(h.Versions) != 3 || !h.Versions[0].Deleted {
+	if err := json.Unmarshal([]byte(r.Stdout), &h); err != nil || len(h.Versions) != 3 || !h.Versions[0].Deleted {
 		t.Fatalf("history -o json: %+v %v", h, err)
 	}
 	n.run(t, "name", "history", "never.example").want(t, 1)
@@ -172,7 +144,7 @@ func TestCLIResolve(t *testing.T) {
 		"source     local", "providers  1", "n1    http://n1:5303  -       "+manifest.MediaType)
 	r := n.run(t, "resolve", "site.example", "--no-cache", "-o", "json").want(t, 0)
 	var a indexapi.ResolveAnswer
-	if err := json.Unmarshal([]byte(r.stdout), &a); err != nil || a.Target != idA || a.Kind != "manifest" ||
+	if err := json.Unmarshal([]byte(r.Stdout), &a); err != nil || a.Target != idA || a.Kind != "manifest" ||
 		len(a.Providers) != 1 || a.NameVersion == nil || *a.NameVersion != 1 {
 		t.Fatalf("resolve -o json: %+v %v", a, err)
 	}
@@ -208,8 +180,8 @@ func TestCLIBadArguments(t *testing.T) {
 		{"resolve"},
 	} {
 		r := runCLI(t, env, "", args...)
-		if r.code != cli.ExitFailure || r.err == nil {
-			t.Errorf("%q: exit %d (err %v), want 1", args, r.code, r.err)
+		if r.Code != cli.ExitFailure || r.Err == nil {
+			t.Errorf("%q: exit %d (err %v), want 1", args, r.Code, r.Err)
 		}
 	}
 }
@@ -228,8 +200,8 @@ func TestCLIUnreachable(t *testing.T) {
 			{"resolve", "blog.example"},
 			{"resolve", idA, "--server", "http://" + addr},
 		} {
-			if r := runCLI(t, env, "tok", args...); r.code != cli.ExitUnreachable {
-				t.Errorf("%q: exit %d (err %v), want 2", args, r.code, r.err)
+			if r := runCLI(t, env, "tok", args...); r.Code != cli.ExitUnreachable {
+				t.Errorf("%q: exit %d (err %v), want 2", args, r.Code, r.Err)
 			}
 		}
 	})
@@ -242,8 +214,8 @@ func TestCLIServerFlag(t *testing.T) {
 	env := nodeEnv(t.TempDir(), "")
 	runCLI(t, env, n.token, "name", "set", "a.example", idA, "--server", "http://"+n.addr).want(t, 0, "a.example@1")
 	r := runCLI(t, env, n.token, "name", "get", "a.example").want(t, 1)
-	if !strings.Contains(r.err.Error(), "--server") {
-		t.Fatalf("error %v does not point at --server", r.err)
+	if !strings.Contains(r.Err.Error(), "--server") {
+		t.Fatalf("error %v does not point at --server", r.Err)
 	}
 	// A write without a usable token is refused by the server: exit 1.
 	runCLI(t, nodeEnv(t.TempDir(), n.addr), "", "name", "set", "b.example", idA).want(t, 1)

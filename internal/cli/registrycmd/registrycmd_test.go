@@ -6,7 +6,6 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -19,10 +18,9 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/internal/cli"
+	"github.com/ronhq/ron/internal/cli/clitest"
 	"github.com/ronhq/ron/internal/fixtures"
 	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
@@ -31,49 +29,24 @@ import (
 )
 
 // cliRun is the outcome of one in-process command line.
-type cliRun struct {
-	code           int
-	stdout, stderr string
-	err            error
-}
+type cliRun struct{ clitest.Run }
 
 // runCLI executes `ron args…` with the registry commands mounted, mapping
 // the error to an exit code as main does.
 func runCLI(t *testing.T, env cli.Env, token string, args ...string) cliRun {
 	t.Helper()
-	getenv := func(k string) string {
-		if k == "RON_TOKEN" {
-			return token
-		}
-		return ""
-	}
-	root := &cobra.Command{Use: "ron", SilenceUsage: true, SilenceErrors: true}
-	root.AddCommand(Commands(env, getenv)...)
-	var out, errw bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errw)
-	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
-	code := cli.ExitOK
-	var ee *cli.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.Code
-	case err != nil:
-		code = cli.ExitFailure
-	}
-	return cliRun{code: code, stdout: out.String(), stderr: errw.String(), err: err}
+	return cliRun{clitest.Execute(Commands(env, clitest.TokenEnv(token)), args...)}
 }
 
 // want checks the exit code and that stdout holds every wanted fragment.
 func (r cliRun) want(t *testing.T, code int, stdout ...string) cliRun {
 	t.Helper()
-	if r.code != code {
-		t.Fatalf("exit %d, want %d (err %v)\nstdout: %s\nstderr: %s", r.code, code, r.err, r.stdout, r.stderr)
+	if r.Code != code {
+		t.Fatalf("exit %d, want %d (err %v)\nstdout: %s\nstderr: %s", r.Code, code, r.Err, r.Stdout, r.Stderr)
 	}
 	for _, s := range stdout {
-		if !strings.Contains(r.stdout, s) {
-			t.Fatalf("stdout lacks %q:\n%s", s, r.stdout)
+		if !strings.Contains(r.Stdout, s) {
+			t.Fatalf("stdout lacks %q:\n%s", s, r.Stdout)
 		}
 	}
 	return r
@@ -84,9 +57,9 @@ func (r cliRun) want(t *testing.T, code int, stdout ...string) cliRun {
 func (r cliRun) wantErr(t *testing.T, code int, errCode string) cliRun {
 	t.Helper()
 	r.want(t, code)
-	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+	lines := strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n")
 	if !strings.HasPrefix(lines[len(lines)-1], "error: "+errCode+": ") {
-		t.Fatalf("stderr %q, want a last line \"error: %s: …\"", r.stderr, errCode)
+		t.Fatalf("stderr %q, want a last line \"error: %s: …\"", r.Stderr, errCode)
 	}
 	return r
 }
@@ -252,8 +225,8 @@ func TestCLIKeygen(t *testing.T) {
 	env := cliEnv(dir, "")
 	r := runCLI(t, env, "", "registry", "keygen", "--id", "org:example#k1", "--out", out).want(t, 0, `"kind":"signer"`, `"id":"org:example#k1"`)
 	var item signerItem
-	if err := json.Unmarshal([]byte(r.stdout), &item); err != nil || item.Algo != "ed25519" {
-		t.Fatalf("signer item %q: %v", r.stdout, err)
+	if err := json.Unmarshal([]byte(r.Stdout), &item); err != nil || item.Algo != "ed25519" {
+		t.Fatalf("signer item %q: %v", r.Stdout, err)
 	}
 	if _, err := descriptor.ParsePubkey(item.Pubkey); err != nil {
 		t.Fatalf("pubkey: %v", err)
@@ -272,8 +245,8 @@ func TestCLIKeygen(t *testing.T) {
 		t.Fatal("keygen overwrote an existing key file")
 	}
 	r = runCLI(t, env, "", "registry", "keygen", "--id", "org:example#k3", "--out", filepath.Join(dir, "k3"), "-o", "json").want(t, 0)
-	if err := json.Unmarshal([]byte(r.stdout), &item); err != nil || item.ID != "org:example#k3" {
-		t.Fatalf("-o json: %q %v", r.stdout, err)
+	if err := json.Unmarshal([]byte(r.Stdout), &item); err != nil || item.ID != "org:example#k3" {
+		t.Fatalf("-o json: %q %v", r.Stdout, err)
 	}
 }
 
@@ -284,15 +257,15 @@ func TestCLIInit(t *testing.T) {
 	r := runCLI(t, env, "", "registry", "init", "--trust-roots", roots, "--origin", "registry.example/ron").
 		want(t, 0, "genesis payload_b3: b3:", "verifier key: registry.example/ron+")
 	if _, err := os.Stat(filepath.Join(dir, "keys", "registry-log.key")); err != nil {
-		t.Fatalf("log key: %v (%s)", err, r.stdout)
+		t.Fatalf("log key: %v (%s)", err, r.Stdout)
 	}
 	runCLI(t, env, "", "registry", "init", "--trust-roots", roots).wantErr(t, 1, cliCodeFailed)
 
 	r = runCLI(t, cliEnv(t.TempDir(), ""), "", "registry", "init", "--trust-roots", roots, "-o", "json").want(t, 0)
 	var res regstore.InitResult
-	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || !descriptor.IsB3(res.PayloadB3) ||
+	if err := json.Unmarshal([]byte(r.Stdout), &res); err != nil || !descriptor.IsB3(res.PayloadB3) ||
 		!strings.HasPrefix(res.VerifierKey, "ron-registry/") {
-		t.Fatalf("-o json: %q %v", r.stdout, err)
+		t.Fatalf("-o json: %q %v", r.Stdout, err)
 	}
 	bad := cliWriteFile(t, "roots.json", []byte(`{"schema_version":"1.0.0","signers":[],"quorum":{"m":1,"n":1}}`))
 	runCLI(t, cliEnv(t.TempDir(), ""), "", "registry", "init", "--trust-roots", bad).want(t, 1)
@@ -306,20 +279,20 @@ func TestCLIProposeApproveCommit(t *testing.T) {
 	raw, _ := json.Marshal(n.payload("t-a"))
 	r := n.run(t, "registry", "propose", cliWriteFile(t, "set.json", raw)).want(t, 0, `"proposal_id":"p_`)
 	var prop registryapi.Proposed
-	if err := json.Unmarshal([]byte(r.stdout), &prop); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &prop); err != nil {
 		t.Fatal(err)
 	}
 	n.run(t, "registry", "approve", prop.ProposalID).want(t, 0, `"status":"quorum_met"`)
 	r = n.run(t, "registry", "commit", prop.ProposalID, "-o", "json").want(t, 0)
 	var com registryapi.Committed
-	if err := json.Unmarshal([]byte(r.stdout), &com); err != nil || com.Version != 1 || com.PayloadB3 != prop.PayloadB3 {
-		t.Fatalf("commit: %q %v", r.stdout, err)
+	if err := json.Unmarshal([]byte(r.Stdout), &com); err != nil || com.Version != 1 || com.PayloadB3 != prop.PayloadB3 {
+		t.Fatalf("commit: %q %v", r.Stdout, err)
 	}
 	n.run(t, "registry", "commit", prop.ProposalID).want(t, 0, `"version":1`) // idempotent
 	n.run(t, "registry", "head").want(t, 0, `"version":1`, prop.PayloadB3)
 	r = n.run(t, "registry", "get", "1").want(t, 0)
-	if want := n.get(t, "/registry/1"); r.stdout != string(want)+"\n" {
-		t.Fatalf("get 1 prints %q, want the canonical bytes %q", r.stdout, want)
+	if want := n.get(t, "/registry/1"); r.Stdout != string(want)+"\n" {
+		t.Fatalf("get 1 prints %q, want the canonical bytes %q", r.Stdout, want)
 	}
 	n.run(t, "registry", "get", "1", "-o", "json").want(t, 0, "\n  \"approvals\": [")
 	n.run(t, "registry", "get", "9").wantErr(t, 1, "not_found")
@@ -332,8 +305,8 @@ func TestCLIProposeApproveCommit(t *testing.T) {
 	body, _ := json.Marshal(map[string]any{"schema_version": "1.0.0", "payload": json.RawMessage(praw),
 		"payload_b3": descriptor.PayloadB3(canonical)})
 	r = n.run(t, "registry", "propose", cliWriteFile(t, "body.json", body), "-o", "json").want(t, 0)
-	if err := json.Unmarshal([]byte(r.stdout), &prop); err != nil || prop.PayloadB3 != descriptor.PayloadB3(canonical) {
-		t.Fatalf("propose body: %q %v", r.stdout, err)
+	if err := json.Unmarshal([]byte(r.Stdout), &prop); err != nil || prop.PayloadB3 != descriptor.PayloadB3(canonical) {
+		t.Fatalf("propose body: %q %v", r.Stdout, err)
 	}
 	// A stale chain is the server's 409; payload_b3 with a filled payload is refused locally.
 	p["version"] = 7
@@ -349,7 +322,7 @@ func TestCLIApproveRefusals(t *testing.T) {
 	raw, _ := json.Marshal(n.payload("t-a"))
 	r := n.run(t, "registry", "propose", cliWriteFile(t, "set.json", raw)).want(t, 0)
 	var prop registryapi.Proposed
-	_ = json.Unmarshal([]byte(r.stdout), &prop)
+	_ = json.Unmarshal([]byte(r.Stdout), &prop)
 
 	// A key that is not in HEAD's signer set: the server's 422.
 	other := filepath.Join(t.TempDir(), "other.key")
@@ -438,8 +411,8 @@ func TestCLIBadArguments(t *testing.T) {
 		{"registry", "verify", "http://127.0.0.1:1", "-o", "yaml"},
 	} {
 		r := runCLI(t, env, "tok", args...)
-		if r.code != cli.ExitFailure || !strings.HasPrefix(r.stderr, "error: bad_request: ") {
-			t.Errorf("%q: exit %d (err %v, stderr %q), want 1 and error: bad_request", args, r.code, r.err, r.stderr)
+		if r.Code != cli.ExitFailure || !strings.HasPrefix(r.Stderr, "error: bad_request: ") {
+			t.Errorf("%q: exit %d (err %v, stderr %q), want 1 and error: bad_request", args, r.Code, r.Err, r.Stderr)
 		}
 	}
 }
@@ -465,8 +438,8 @@ func TestCLIUnreachable(t *testing.T) {
 			{"registry", "verify", "http://" + addr},
 		} {
 			r := runCLI(t, env, "tok", args...)
-			if r.code != cli.ExitUnreachable || !strings.Contains(r.stderr, "error: unreachable: ") {
-				t.Errorf("%q: exit %d (err %v, stderr %q), want 2", args, r.code, r.err, r.stderr)
+			if r.Code != cli.ExitUnreachable || !strings.Contains(r.Stderr, "error: unreachable: ") {
+				t.Errorf("%q: exit %d (err %v, stderr %q), want 2", args, r.Code, r.Err, r.Stderr)
 			}
 		}
 	})
@@ -479,8 +452,8 @@ func TestCLIServerFlag(t *testing.T) {
 	env := cliEnv(t.TempDir(), "")
 	runCLI(t, env, "", "registry", "head", "--server", n.url()).want(t, 0, `"version":0`)
 	r := runCLI(t, env, "", "registry", "head").wantErr(t, 1, cliCodeFailed)
-	if !strings.Contains(r.stderr, "--server") {
-		t.Fatalf("stderr %q does not point at --server", r.stderr)
+	if !strings.Contains(r.Stderr, "--server") {
+		t.Fatalf("stderr %q does not point at --server", r.Stderr)
 	}
 }
 

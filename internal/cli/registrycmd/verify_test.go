@@ -41,13 +41,13 @@ func TestCLIVerifyLive(t *testing.T) {
 	keyFile := cliWriteFile(t, "vkey", []byte(vkey+"\n"))
 	r := runCLI(t, env, "", "registry", "verify", n.url(), "--log-key", keyFile, "--state", state, "-o", "json").want(t, 0)
 	for _, s := range []string{`"size": 321`, `"previous_size": 301`, `"state_saved": true`, `"unpinned": false`} {
-		if !strings.Contains(r.stdout, s) {
-			t.Fatalf("-o json lacks %s:\n%s", s, r.stdout)
+		if !strings.Contains(r.Stdout, s) {
+			t.Fatalf("-o json lacks %s:\n%s", s, r.Stdout)
 		}
 	}
 	r = runCLI(t, env, "", "registry", "verify", n.url()).want(t, 0, "(unpinned key)")
-	if !strings.Contains(r.stderr, "warning: unpinned") {
-		t.Fatalf("no unpinned warning: %q", r.stderr)
+	if !strings.Contains(r.Stderr, "warning: unpinned") {
+		t.Fatalf("no unpinned warning: %q", r.Stderr)
 	}
 	runCLI(t, env, "", "registry", "verify", n.url(), "--genesis", descriptor.ZeroHash).
 		wantErr(t, 1, cliCodeVerify)
@@ -93,8 +93,8 @@ func TestCLIVerifyTampered(t *testing.T) {
 			proxy := tamperProxy(t, n.url(), tc.path, tc.edit)
 			r := runCLI(t, cliEnv(t.TempDir(), ""), "", "registry", "verify", proxy, "--log-key", vkey).
 				wantErr(t, 1, cliCodeVerify)
-			if !strings.Contains(r.stderr, tc.want) {
-				t.Fatalf("stderr %q does not name %q", r.stderr, tc.want)
+			if !strings.Contains(r.Stderr, tc.want) {
+				t.Fatalf("stderr %q does not name %q", r.Stderr, tc.want)
 			}
 		})
 	}

@@ -9,32 +9,16 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/ronhq/ron/internal/testclock"
 	"github.com/ronhq/ron/runtime"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// clock is a manual clock safe for concurrent use.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+// newClock is a test clock at 2030-01-01.
+func newClock() *testclock.Clock { return testclock.New(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)) }
 
-func newClock() *clock { return &clock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-func newCache(t *testing.T, cfg Config) (*Cache[string], *clock) {
+func newCache(t *testing.T, cfg Config) (*Cache[string], *testclock.Clock) {
 	t.Helper()
 	clk := newClock()
 	if cfg.Now == nil {

@@ -7,12 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ronhq/ron/internal/testclock"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store/kv"
 )
 
 func TestAssetPointerRoundTrip(t *testing.T) {
-	forEach(t, func(t *testing.T, db *DB, c *clock) {
+	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
 		asset, manifest := id("asset"), id("manifest")
 		if _, err := db.GetAsset(ctx, asset); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("absent: %v", err)
@@ -53,7 +54,7 @@ func TestAssetPointerRoundTrip(t *testing.T) {
 }
 
 func TestAssetPointerInvalid(t *testing.T) {
-	forEach(t, func(t *testing.T, db *DB, _ *clock) {
+	forEach(t, func(t *testing.T, db *DB, _ *testclock.Clock) {
 		ok := AssetPointer{Asset: id("a"), Kind: "image", Manifest: id("m")}
 		cases := []struct {
 			name  string

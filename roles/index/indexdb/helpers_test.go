@@ -3,12 +3,12 @@ package indexdb
 import (
 	"context"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/ronhq/ron/internal/testclock"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/kv"
 	"github.com/ronhq/ron/store/kv/bolt"
@@ -18,25 +18,8 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // clock is an injectable, settable clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock {
-	return &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+func newClock() *testclock.Clock {
+	return testclock.New(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 }
 
 // engine opens a fresh kv.DB of one kind.
@@ -62,7 +45,7 @@ var engines = []engine{
 }
 
 // forEach runs fn against a fresh DB on every engine.
-func forEach(t *testing.T, fn func(t *testing.T, db *DB, c *clock)) {
+func forEach(t *testing.T, fn func(t *testing.T, db *DB, c *testclock.Clock)) {
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
 			t.Parallel()

@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ronhq/ron/internal/testclock"
 	"github.com/ronhq/ron/roles/index/indexapi"
 )
 
 // TestSetLimits: name_history, providers_per_object and provider_ttl_max
 // change while the DB is open and apply to the next write.
 func TestSetLimits(t *testing.T) {
-	forEach(t, func(t *testing.T, db *DB, c *clock) {
+	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
 		if got := db.Limits(); got != (Limits{MaxTTL: DefaultMaxTTL, HistoryLen: HistoryLen, ProvidersPerObject: MaxProvidersPerObject}) {
 			t.Fatalf("default limits %+v", got)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ronhq/ron/internal/testclock"
 	"github.com/ronhq/ron/roles/index/indexapi"
 )
 
@@ -24,7 +25,7 @@ func mustSet(t *testing.T, db *DB, name, target string, c indexapi.Cond) Record 
 }
 
 func TestSetGet(t *testing.T) {
-	forEach(t, func(t *testing.T, db *DB, c *clock) {
+	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
 		if _, err := db.Get(ctx, "blog.example"); !errors.Is(err, ErrNotFound) || errors.Is(err, ErrDeleted) {
 			t.Fatalf("Get absent: %v", err)
 		}
@@ -77,7 +78,7 @@ func TestRecordJSON(t *testing.T) {
 }
 
 func TestPreconditions(t *testing.T) {
-	forEach(t, func(t *testing.T, db *DB, c *clock) {
+	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
 		var pe *PreconditionError
 		if _, err := db.Set(ctx, "n", id("x"), indexapi.IfMatch(1)); !errors.As(err, &pe) || pe.Current != 0 {
 			t.Fatalf("IfMatch on absent: %v", err)
@@ -105,7 +106,7 @@ func TestPreconditions(t *testing.T) {
 }
 
 func TestTombstones(t *testing.T) {
-	forEach(t, func(t *testing.T, db *DB, c *clock) {
+	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
 		if _, err := db.Delete(ctx, "n", indexapi.Cond{}); !errors.Is(err, ErrNotFound) || errors.Is(err, ErrDeleted) {
 			t.Fatalf("Delete absent: %v", err)
 		}
@@ -147,7 +148,7 @@ func TestTombstones(t *testing.T) {
 }
 
 func TestHistoryTrim(t *testing.T) {
-	forEach(t, func(t *testing.T, db *DB, c *clock) {
+	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
 		if _, err := db.History(ctx, "n"); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("History absent: %v", err)
 		}
@@ -190,7 +191,7 @@ func TestHistoryTrim(t *testing.T) {
 
 // TestCASRace: 20 writers with the same IfMatch, exactly one wins.
 func TestCASRace(t *testing.T) {
-	forEach(t, func(t *testing.T, db *DB, c *clock) {
+	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
 		mustSet(t, db, "race", "start", indexapi.Cond{})
 		for round := uint64(1); round <= 3; round++ {
 			var wg sync.WaitGroup
@@ -224,7 +225,7 @@ func TestCASRace(t *testing.T) {
 
 // TestCreateOnlyRace: 20 concurrent IfAbsent creators, one wins.
 func TestCreateOnlyRace(t *testing.T) {
-	forEach(t, func(t *testing.T, db *DB, c *clock) {
+	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		wins := 0
@@ -249,7 +250,7 @@ func TestCreateOnlyRace(t *testing.T) {
 
 // TestVersionMonotonic: versions strictly increase over mixed writes.
 func TestVersionMonotonic(t *testing.T) {
-	forEach(t, func(t *testing.T, db *DB, c *clock) {
+	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
 		var last uint64
 		for i := range 40 {
 			var r Record

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ronhq/ron/internal/testclock"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/kv"
@@ -51,7 +52,7 @@ func countBucket(t *testing.T, db *DB, bucket string) int {
 }
 
 func TestAnnounceAndOrder(t *testing.T) {
-	forEach(t, func(t *testing.T, db *DB, c *clock) {
+	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
 		mustAnnounce(t, db, ann("o", "b", time.Minute), ann("o", "a", time.Minute))
 		c.Advance(time.Second)
 		eu := ann("o", "c", time.Minute)
@@ -80,7 +81,7 @@ func TestAnnounceAndOrder(t *testing.T) {
 }
 
 func TestRefreshReplacesExpiry(t *testing.T) {
-	forEach(t, func(t *testing.T, db *DB, c *clock) {
+	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
 		mustAnnounce(t, db, ann("o", "a", time.Minute))
 		c.Advance(30 * time.Second)
 		r := ann("o", "a", time.Hour)
@@ -101,7 +102,7 @@ func TestRefreshReplacesExpiry(t *testing.T) {
 }
 
 func TestTTLExpiryAndWithdraw(t *testing.T) {
-	forEach(t, func(t *testing.T, db *DB, c *clock) {
+	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
 		mustAnnounce(t, db, ann("o", "short", 10*time.Second), ann("o", "long", time.Hour))
 		c.Advance(10 * time.Second) // expires == now counts as expired
 		if ps, _ := db.Providers(ctx, id("o"), "", 0); fmt.Sprint(nodes(ps)) != "[long]" {
@@ -121,7 +122,7 @@ func TestTTLExpiryAndWithdraw(t *testing.T) {
 }
 
 func TestBatchAtomicity(t *testing.T) {
-	forEach(t, func(t *testing.T, db *DB, c *clock) {
+	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
 		good := ann("o", "a", time.Minute)
 		bad := ann("o", "b c", time.Minute)
 		_, err := db.Announce(ctx, []indexapi.Announcement{good, good, bad})
@@ -152,7 +153,7 @@ func TestBatchAtomicity(t *testing.T) {
 }
 
 func TestAnnounceValidation(t *testing.T) {
-	forEach(t, func(t *testing.T, db *DB, c *clock) {
+	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
 		for field, mod := range map[string]func(*indexapi.Announcement){
 			"node":   func(a *indexapi.Announcement) { a.Node = "" },
 			"addr":   func(a *indexapi.Announcement) { a.Addr = "ftp://h/" },
@@ -189,7 +190,7 @@ func TestCheckAddr(t *testing.T) {
 }
 
 func TestPerObjectCap(t *testing.T) {
-	forEach(t, func(t *testing.T, db *DB, c *clock) {
+	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
 		batch := make([]indexapi.Announcement, MaxProvidersPerObject)
 		for i := range batch { // node i expires after 100+i seconds
 			batch[i] = ann("o", fmt.Sprintf("n%02d", i), time.Duration(100+i)*time.Second)
@@ -218,7 +219,7 @@ func TestPerObjectCap(t *testing.T) {
 }
 
 func TestPrune(t *testing.T) {
-	forEach(t, func(t *testing.T, db *DB, c *clock) {
+	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
 		var batch []indexapi.Announcement
 		for i := range 10 { // expiries 1..10 s
 			batch = append(batch, ann(fmt.Sprint("o", i%3), fmt.Sprint("n", i), time.Duration(i+1)*time.Second))
@@ -261,7 +262,7 @@ func TestPrune(t *testing.T) {
 }
 
 func TestPruneOrphanAndMalformedKeys(t *testing.T) {
-	forEach(t, func(t *testing.T, db *DB, c *clock) {
+	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
 		mustAnnounce(t, db, ann("o", "a", time.Hour))
 		pk := providerKey(id("o"), "a")
 		err := db.kv.Update(ctx, func(tx kv.Tx) error {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ronhq/ron/internal/testclock"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/store/kv/memkv"
 )
@@ -56,7 +57,7 @@ func TestSupersedes(t *testing.T) {
 }
 
 func TestApplyReplicaRules(t *testing.T) {
-	forEach(t, func(t *testing.T, db *DB, c *clock) {
+	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
 		n, err := db.ApplyReplica(ctx, []Record{live("blog.example", 3, "x", 0)})
 		if err != nil || n != 1 {
 			t.Fatalf("first apply: %d, %v", n, err)
@@ -94,7 +95,7 @@ func TestApplyReplicaRules(t *testing.T) {
 }
 
 func TestApplyReplicaTrimsHistory(t *testing.T) {
-	forEach(t, func(t *testing.T, db *DB, c *clock) {
+	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
 		db.SetLimits(Limits{HistoryLen: 3})
 		var recs []Record
 		for v := uint64(1); v <= 5; v++ {
@@ -199,7 +200,7 @@ func TestDecodeReplicaNames(t *testing.T) {
 }
 
 func TestScanAndDropNames(t *testing.T) {
-	forEach(t, func(t *testing.T, db *DB, c *clock) {
+	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
 		for _, n := range []string{"c.example", "a.example", "b.example"} {
 			mustSet(t, db, n, n, indexapi.Cond{})
 		}
