@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx/client"
-	"github.com/ronhq/ron/roles/index/indexapi/clusterindex"
 	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/topology"
 	"github.com/ronhq/ron/store"
 )
 
@@ -36,7 +36,7 @@ func inCluster(m cluster.Membership) func(*Options) {
 }
 
 // waitPool waits until cond holds for p, checking after each of p's syncs.
-func waitPool[T any](t *testing.T, p *clusterindex.Pool[T], what string, cond func([]clusterindex.Entry[T]) bool) {
+func waitPool[T any](t *testing.T, p *topology.Pool[T], what string, cond func([]topology.Entry[T]) bool) {
 	t.Helper()
 	for {
 		synced := p.Synced()
@@ -82,7 +82,7 @@ func TestClusterStorageMembers(t *testing.T) {
 
 	pool := h.r.ups.cluster.pools["storage"]
 	st.Set(clusterView(clusterMember("s-far", "z2", "storage", farURL)))
-	waitPool(t, pool, "s-near retired", func(es []clusterindex.Entry[*memberLink]) bool { return len(es) == 1 })
+	waitPool(t, pool, "s-near retired", func(es []topology.Entry[*memberLink]) bool { return len(es) == 1 })
 	want(t, "GET after the near member died", h.do("GET", path, nil), 200, "")
 	if near.count() != 3 || far.count() != 1 {
 		t.Fatalf("after the change: near %d, far %d requests", near.count(), far.count())
@@ -153,7 +153,7 @@ func TestClusterNoMembers(t *testing.T) {
 	edge := newStub(nil)
 	pool := h.r.ups.cluster.pools["edge"]
 	st.Set(clusterView(clusterMember("e1", "", "edge", edge.listen(t))))
-	waitPool(t, pool, "edge member", func(es []clusterindex.Entry[*memberLink]) bool { return len(es) == 1 })
+	waitPool(t, pool, "edge member", func(es []topology.Entry[*memberLink]) bool { return len(es) == 1 })
 	want(t, "edge via member", h.do("GET", "/edge/tiles/x", nil), 200, "")
 	if r := edge.requests(); len(r) != 1 || r[0].path != "/tiles/x" || r[0].header.Get("X-Forwarded-Prefix") != "/edge" {
 		t.Fatalf("edge member got %+v", r)
@@ -217,7 +217,7 @@ func TestRegistryMembersWatchEndsWhenMemberLeaves(t *testing.T) {
 	failing := newStub(status(503, "unavailable"))
 	st := cluster.NewStatic(clusterView(clusterMember("r1", "z1", "registry", stream.listen(t)),
 		clusterMember("r0", "z1", "registry", failing.listen(t))))
-	pool := clusterindex.NewPool(clusterindex.PoolOptions[*registryapi.HTTPClient]{Membership: st, Role: "registry",
+	pool := topology.NewPool(topology.PoolOptions[*registryapi.HTTPClient]{Membership: st, Role: "registry",
 		Build: func(_, url string) (*registryapi.HTTPClient, error) {
 			return registryapi.NewHTTPClient(url, nil, clientOpts()), nil
 		},

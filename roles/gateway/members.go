@@ -15,6 +15,7 @@ import (
 	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/topology"
 )
 
 // upstreamRoles are the four upstreams, in the order of docs/gateway.md §2.
@@ -33,10 +34,10 @@ type memberLink struct {
 // the one goroutine that builds and retires its values.
 type members struct {
 	m        cluster.Membership
-	pools    map[string]*clusterindex.Pool[*memberLink]
+	pools    map[string]*topology.Pool[*memberLink]
 	pol      atomic.Pointer[upstream.Policy] // the forwarding policy in force
 	index    *clusterindex.Members           // nil: the index is not member-served
-	registry *clusterindex.Pool[*registryapi.HTTPClient]
+	registry *topology.Pool[*registryapi.HTTPClient]
 }
 
 // newMembers builds the member pools of the roles u has no link for, and
@@ -44,7 +45,7 @@ type members struct {
 // token minted from the node's root key (members share it, docs/cluster.md §2;
 // upstream_token is for configured URLs of another cluster).
 func (r *Role) newMembers(u *upstreams, cfg Config) *members {
-	ms := &members{m: r.opt.Cluster, pools: map[string]*clusterindex.Pool[*memberLink]{}}
+	ms := &members{m: r.opt.Cluster, pools: map[string]*topology.Pool[*memberLink]{}}
 	pol := cfg.forwardPolicy()
 	ms.pol.Store(&pol)
 	token := upstream.MintLinkToken(r.opt.Keys, !cfg.PublicReads)
@@ -52,7 +53,7 @@ func (r *Role) newMembers(u *upstreams, cfg Config) *members {
 		if u.static(role) != nil {
 			continue
 		}
-		ms.pools[role] = clusterindex.NewPool(clusterindex.PoolOptions[*memberLink]{Membership: ms.m, Role: role,
+		ms.pools[role] = topology.NewPool(topology.PoolOptions[*memberLink]{Membership: ms.m, Role: role,
 			Zone: r.opt.Node.Zone, Log: r.Log, Build: func(id, url string) (*memberLink, error) {
 				return ms.newLink(r, u, role, id, url, token)
 			}})
@@ -66,7 +67,7 @@ func (r *Role) newMembers(u *upstreams, cfg Config) *members {
 	}
 	if u.registryClient == nil {
 		opt.Retries = -1 // the next member is the retry
-		ms.registry = clusterindex.NewPool(clusterindex.PoolOptions[*registryapi.HTTPClient]{Membership: ms.m, Role: registryapi.RoleName,
+		ms.registry = topology.NewPool(topology.PoolOptions[*registryapi.HTTPClient]{Membership: ms.m, Role: registryapi.RoleName,
 			Zone: r.opt.Node.Zone, Log: r.Log, Retire: (*registryapi.HTTPClient).Close,
 			Build: func(_, url string) (*registryapi.HTTPClient, error) {
 				return registryapi.NewHTTPClient(url, token, opt), nil
@@ -167,5 +168,5 @@ func (ms *members) describe() []string {
 // waitRegistry blocks until the registry pool has a member or ctx ends
 // (false).
 func (ms *members) waitRegistry(ctx context.Context) bool {
-	return ms.registry.WaitFor(ctx, func(es []clusterindex.Entry[*registryapi.HTTPClient]) bool { return len(es) > 0 })
+	return ms.registry.WaitFor(ctx, func(es []topology.Entry[*registryapi.HTTPClient]) bool { return len(es) > 0 })
 }

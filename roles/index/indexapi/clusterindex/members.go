@@ -10,6 +10,7 @@ import (
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/cluster/rendezvous"
+	"github.com/ronhq/ron/runtime/topology"
 	"github.com/ronhq/ron/store"
 )
 
@@ -48,7 +49,7 @@ type MembersOptions struct {
 // "no_member").
 type Members struct {
 	indexapi.Client
-	pool *Pool[*indexapi.HTTPClient]
+	pool *topology.Pool[*indexapi.HTTPClient]
 }
 
 var _ indexapi.Client = (*Members)(nil)
@@ -62,7 +63,7 @@ func NewMembers(opt MembersOptions) *Members {
 	// the members that leave: member clients keep them private, as the
 	// gateway's member links do.
 	opt.Client.Metrics = nil
-	pool := NewPool(PoolOptions[*indexapi.HTTPClient]{Membership: opt.Membership, Role: indexRole, Zone: opt.Zone,
+	pool := topology.NewPool(topology.PoolOptions[*indexapi.HTTPClient]{Membership: opt.Membership, Role: indexRole, Zone: opt.Zone,
 		Log: opt.Log, Retire: (*indexapi.HTTPClient).Close,
 		Build: func(_, url string) (*indexapi.HTTPClient, error) {
 			return indexapi.NewHTTPClient(url, opt.Token, opt.Client), nil
@@ -78,13 +79,13 @@ func (m *Members) Len() int { return m.pool.Len() }
 
 // failover is the indexapi.Client trying the pool's members in order.
 type failover struct {
-	pool *Pool[*indexapi.HTTPClient]
+	pool *topology.Pool[*indexapi.HTTPClient]
 }
 
 // Announce implements indexapi.Client (idempotent: re-sent to the next member).
 func (f *failover) Announce(ctx context.Context, recs []indexapi.Announcement) (int, int, error) {
 	type counts struct{ accepted, withdrawn int }
-	c, err := Try(ctx, f.pool, nil, ReadAgain, func(c *indexapi.HTTPClient) (counts, error) {
+	c, err := topology.Try(ctx, f.pool, nil, topology.ReadAgain, func(c *indexapi.HTTPClient) (counts, error) {
 		a, w, err := c.Announce(ctx, recs)
 		return counts{a, w}, err
 	})
@@ -93,49 +94,49 @@ func (f *failover) Announce(ctx context.Context, recs []indexapi.Announcement) (
 
 // Providers implements indexapi.Client.
 func (f *failover) Providers(ctx context.Context, id store.ID, region string, limit int) (indexapi.ProviderList, error) {
-	return Try(ctx, f.pool, id[:], ReadAgain, func(c *indexapi.HTTPClient) (indexapi.ProviderList, error) {
+	return topology.Try(ctx, f.pool, id[:], topology.ReadAgain, func(c *indexapi.HTTPClient) (indexapi.ProviderList, error) {
 		return c.Providers(ctx, id, region, limit)
 	})
 }
 
 // GetName implements indexapi.Client.
 func (f *failover) GetName(ctx context.Context, name string) (indexapi.NameRecord, error) {
-	return Try(ctx, f.pool, rendezvous.NameKey(name), ReadAgain, func(c *indexapi.HTTPClient) (indexapi.NameRecord, error) {
+	return topology.Try(ctx, f.pool, rendezvous.NameKey(name), topology.ReadAgain, func(c *indexapi.HTTPClient) (indexapi.NameRecord, error) {
 		return c.GetName(ctx, name)
 	})
 }
 
 // GetNameVersion implements indexapi.Client.
 func (f *failover) GetNameVersion(ctx context.Context, name string, version uint64) (indexapi.NameRecord, error) {
-	return Try(ctx, f.pool, rendezvous.NameKey(name), ReadAgain, func(c *indexapi.HTTPClient) (indexapi.NameRecord, error) {
+	return topology.Try(ctx, f.pool, rendezvous.NameKey(name), topology.ReadAgain, func(c *indexapi.HTTPClient) (indexapi.NameRecord, error) {
 		return c.GetNameVersion(ctx, name, version)
 	})
 }
 
 // SetName implements indexapi.Client (another member only when unreachable).
 func (f *failover) SetName(ctx context.Context, name string, target store.ID, cond indexapi.Cond) (indexapi.NameRecord, error) {
-	return Try(ctx, f.pool, rendezvous.NameKey(name), WriteAgain, func(c *indexapi.HTTPClient) (indexapi.NameRecord, error) {
+	return topology.Try(ctx, f.pool, rendezvous.NameKey(name), topology.WriteAgain, func(c *indexapi.HTTPClient) (indexapi.NameRecord, error) {
 		return c.SetName(ctx, name, target, cond)
 	})
 }
 
 // DeleteName implements indexapi.Client (another member only when unreachable).
 func (f *failover) DeleteName(ctx context.Context, name string, cond indexapi.Cond) (indexapi.NameDeletion, error) {
-	return Try(ctx, f.pool, rendezvous.NameKey(name), WriteAgain, func(c *indexapi.HTTPClient) (indexapi.NameDeletion, error) {
+	return topology.Try(ctx, f.pool, rendezvous.NameKey(name), topology.WriteAgain, func(c *indexapi.HTTPClient) (indexapi.NameDeletion, error) {
 		return c.DeleteName(ctx, name, cond)
 	})
 }
 
 // History implements indexapi.Client.
 func (f *failover) History(ctx context.Context, name string) (indexapi.NameHistory, error) {
-	return Try(ctx, f.pool, rendezvous.NameKey(name), ReadAgain, func(c *indexapi.HTTPClient) (indexapi.NameHistory, error) {
+	return topology.Try(ctx, f.pool, rendezvous.NameKey(name), topology.ReadAgain, func(c *indexapi.HTTPClient) (indexapi.NameHistory, error) {
 		return c.History(ctx, name)
 	})
 }
 
 // Resolve implements indexapi.Client.
 func (f *failover) Resolve(ctx context.Context, key string, noCache bool) (indexapi.ResolveAnswer, error) {
-	return Try(ctx, f.pool, ResolveKey(key), ReadAgain, func(c *indexapi.HTTPClient) (indexapi.ResolveAnswer, error) {
+	return topology.Try(ctx, f.pool, ResolveKey(key), topology.ReadAgain, func(c *indexapi.HTTPClient) (indexapi.ResolveAnswer, error) {
 		return c.Resolve(ctx, key, noCache)
 	})
 }

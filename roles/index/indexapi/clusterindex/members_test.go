@@ -18,6 +18,7 @@ import (
 	"github.com/ronhq/ron/httpx/inproc"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/topology"
 	"github.com/ronhq/ron/store"
 )
 
@@ -119,7 +120,7 @@ func TestMembersFallBack(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			n := newFakeNet()
 			m := newTestMembers(cluster.NewStatic(indexView()), n)
-			order := ids(m.pool.Ranked(tc.key))
+			order := topology.IDs(m.pool.Ranked(tc.key))
 			tc.first(n, order[0])
 			err := tc.call(m)
 			if got := httpStatus(err); got != tc.code {
@@ -178,4 +179,13 @@ func TestMembersFollowMembership(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// zoned is a member running roles in zone, at http://<id>:1.
+func zoned(id, zone string, st cluster.State, roles ...string) cluster.Member {
+	urls := map[string]string{}
+	for _, r := range roles {
+		urls[r] = "http://" + id + ":1"
+	}
+	return cluster.Member{ID: id, Roles: roles, URLs: urls, Zone: zone, State: st}
 }

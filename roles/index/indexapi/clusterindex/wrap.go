@@ -1,8 +1,8 @@
 // Package clusterindex holds what readers (gateway, edge) share in cluster
 // mode (docs/cluster.md §7): Wrap, the one place where providers whose node
-// is not alive move to the end of an index answer; Pool, a set of per-member
-// values (links, clients) that follows the membership table; and Members,
-// an indexapi.Client over the alive index members with fallback to the next.
+// is not alive move to the end of an index answer; and Members, an
+// indexapi.Client over the alive index members (a runtime/topology Pool)
+// with fallback to the next.
 //
 // It is part of the index role's contract, the readers' view of the index
 // across a cluster: other roles may import it, and it imports only

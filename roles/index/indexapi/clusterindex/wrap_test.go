@@ -185,9 +185,3 @@ func TestWrapPassesErrorsAndNil(t *testing.T) {
 		t.Fatal("a nil client must stay nil")
 	}
 }
-
-// helloKey is the digest of "hello world" (the docs/cluster.md §3 vector).
-func helloKey() []byte {
-	id := store.Sum([]byte("hello world"))
-	return id[:]
-}

@@ -1,4 +1,10 @@
-package clusterindex
+// Package topology answers "where are the members running role X, and
+// how do I reach the next one" in cluster mode (docs/cluster.md §7): Pool
+// keeps one value (a link, a client) per alive member running a role,
+// following the membership table, ranked for a key with the reader's zone
+// first; Try calls them in that order until one answers, with ReadAgain
+// and WriteAgain deciding which failures may go on to the next member.
+package topology
 
 import (
 	"cmp"
@@ -18,6 +24,15 @@ type Entry[T any] struct {
 	ID, Zone string
 	URL      string // the member's base URL for the pool's role, without a trailing slash
 	Value    T
+}
+
+// IDs returns the member ids of es, in order.
+func IDs[T any](es []Entry[T]) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = e.ID
+	}
+	return out
 }
 
 // PoolOptions configure NewPool.

@@ -1,4 +1,4 @@
-package clusterindex
+package topology
 
 import (
 	"context"

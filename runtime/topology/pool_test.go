@@ -1,4 +1,4 @@
-package clusterindex
+package topology
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/cluster/rendezvous"
+	"github.com/ronhq/ron/store"
 )
 
 // zoned is an alive member running roles in zone, at http://<id>:1.
@@ -25,14 +26,6 @@ func zoned(id, zone string, st cluster.State, roles ...string) cluster.Member {
 type value struct {
 	id, url string
 	retired bool
-}
-
-func ids[T any](es []Entry[T]) []string {
-	out := make([]string, len(es))
-	for i, e := range es {
-		out[i] = e.ID
-	}
-	return out
 }
 
 func newTestPool(m cluster.Membership, zone string, built *[]*value) *Pool[*value] {
@@ -57,7 +50,7 @@ func TestPoolSelectsAliveMembersWithTheRole(t *testing.T) {
 	}, time.Time{})
 	var built []*value
 	p := newTestPool(cluster.NewStatic(v), "z1", &built)
-	if got := ids(p.Entries()); !slices.Equal(got, []string{"a", "d"}) {
+	if got := IDs(p.Entries()); !slices.Equal(got, []string{"a", "d"}) {
 		t.Fatalf("entries = %v", got)
 	}
 	if e := p.Entries()[0]; e.URL != "http://a:1" || e.Value.url != e.URL {
@@ -79,7 +72,7 @@ func TestPoolRankedSameZoneFirstThenScore(t *testing.T) {
 		return []string{b, a}
 	}
 	want := append(byScore("node-b", "node-c"), byScore("node-a", "node-d")...)
-	if got := ids(p.Ranked(key)); !slices.Equal(got, want) {
+	if got := IDs(p.Ranked(key)); !slices.Equal(got, want) {
 		t.Fatalf("ranked = %v, want %v", got, want)
 	}
 	// No zone preference: the spec vector order for "hello world" is b, a, d, c.
@@ -88,7 +81,7 @@ func TestPoolRankedSameZoneFirstThenScore(t *testing.T) {
 	}
 	pz := newTestPool(cluster.NewStatic(cluster.NewView("gw", ms, time.Time{})), "", &built)
 	hello := helloKey()
-	if got := ids(pz.Ranked(hello)); !slices.Equal(got, []string{"node-b", "node-a", "node-d", "node-c"}) {
+	if got := IDs(pz.Ranked(hello)); !slices.Equal(got, []string{"node-b", "node-a", "node-d", "node-c"}) {
 		t.Fatalf("ranked = %v", got)
 	}
 	if len(pz.Ranked(nil)) != 4 {
@@ -114,7 +107,7 @@ func TestPoolFollowsMembership(t *testing.T) {
 		m.Set(cluster.NewView("gw", []cluster.Member{moved, zoned("b", "", cluster.StateDead, "storage"),
 			zoned("c", "", cluster.StateAlive, "storage")}, time.Time{}))
 		synctest.Wait()
-		if got := ids(p.Entries()); !slices.Equal(got, []string{"a", "c"}) {
+		if got := IDs(p.Entries()); !slices.Equal(got, []string{"a", "c"}) {
 			t.Fatalf("entries = %v", got)
 		}
 		if !b.retired || !a.retired {
@@ -165,4 +158,10 @@ func TestPoolSynced(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// helloKey is the digest of "hello world" (the docs/cluster.md §3 vector).
+func helloKey() []byte {
+	id := store.Sum([]byte("hello world"))
+	return id[:]
 }
