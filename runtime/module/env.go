@@ -31,8 +31,8 @@ type Env struct {
 	// Cluster is the membership in cluster mode; nil (a nil interface)
 	// when cluster mode is off.
 	Cluster cluster.Membership
-	// ClusterConfig is the [cluster] section the node started with; Live
-	// returns the one in force (reloads included).
+	// ClusterConfig is the [cluster] section the node started with;
+	// LiveCluster returns the one in force (reloads included).
 	ClusterConfig cluster.Config
 	LiveCluster   func() cluster.Config
 
