@@ -40,7 +40,7 @@ func (l *Link) attempt(ctx context.Context, c *Call, tmpl *http.Request, deadlin
 		body.wd = wd
 	}
 	resp, err := l.rt.RoundTrip(req)
-	if !wd.stop() && err == nil {
+	if !wd.Stop() && err == nil {
 		_ = resp.Body.Close()
 		err = context.Cause(actx)
 	}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"sync/atomic"
 	"time"
+
+	"github.com/ronhq/ron/httpx/client"
 )
 
 // ErrStalled is the read error of a response body that made no progress
@@ -23,7 +25,7 @@ var errBodyDone = errors.New("upstream: request body read after the call ended")
 // caller owns the underlying reader).
 type requestBody struct {
 	r    io.Reader
-	wd   *watchdog
+	wd   *client.StallWatch
 	want int64 // declared length, -1 unknown
 	read int64
 	done atomic.Bool
@@ -33,10 +35,10 @@ func (b *requestBody) Read(p []byte) (int, error) {
 	if b.done.Load() {
 		return 0, errBodyDone
 	}
-	b.wd.readStart()
+	b.wd.ReadStart()
 	n, err := b.r.Read(p)
 	b.read += int64(n)
-	b.wd.readEnd(err != nil || b.want >= 0 && b.read >= b.want)
+	b.wd.ReadEnd(err != nil || b.want >= 0 && b.read >= b.want)
 	return n, err
 }
 

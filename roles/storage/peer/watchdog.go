@@ -5,53 +5,34 @@ import (
 	"io"
 	"sync/atomic"
 	"time"
+
+	"github.com/ronhq/ron/httpx/client"
 )
 
-// watchdog cancels its context with errStall once no progress was reported
-// for d while the body's source was not busy. It starts no goroutine of its
-// own: one timer re-arms itself for the time left after the last kick.
+// watchdog cancels its context with errStall once no progress was made
+// for the stall time while the body's source was not busy
+// (client.StallWatch: a slow source, such as repair pacing, is not a stalled
+// target).
 type watchdog struct {
-	d       time.Duration
-	cancel  context.CancelCauseFunc
-	t       *time.Timer
-	last    atomic.Int64 // unix ns of the last progress
-	busy    atomic.Bool  // inside the source's Read: a slow source (repair pacing) is not a stalled target
-	stopped atomic.Bool
+	*client.StallWatch
+	cancel context.CancelCauseFunc
 }
 
 // watch returns a context derived from ctx that the watchdog cancels after
 // d without progress; stop must be called when the exchange is over.
 func watch(ctx context.Context, d time.Duration) (context.Context, *watchdog) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	w := &watchdog{d: d, cancel: cancel}
-	w.last.Store(time.Now().UnixNano())
-	w.t = time.AfterFunc(d, w.fire)
-	return ctx, w
+	now := time.Now()
+	w := client.WatchStall(now, now, d, true, func(time.Time) { cancel(errStall) })
+	return ctx, &watchdog{StallWatch: w, cancel: cancel}
 }
 
-// kick records progress now.
-func (w *watchdog) kick() { w.last.Store(time.Now().UnixNano()) }
-
-// fire cancels when the last progress is d old, else re-arms for the rest.
-func (w *watchdog) fire() {
-	if w.stopped.Load() {
-		return
-	}
-	idle := time.Since(time.Unix(0, w.last.Load()))
-	if w.busy.Load() {
-		idle = 0
-	}
-	if idle >= w.d {
-		w.cancel(errStall)
-		return
-	}
-	w.t.Reset(w.d - idle)
-}
+// kick records progress now (the response headers arrived).
+func (w *watchdog) kick() { w.Progress() }
 
 // stop disarms the watchdog and releases its context.
 func (w *watchdog) stop() {
-	w.stopped.Store(true)
-	w.t.Stop()
+	w.Stop()
 	w.cancel(nil)
 }
 
@@ -67,10 +48,9 @@ type progressReader struct {
 }
 
 func (p *progressReader) Read(b []byte) (int, error) {
-	p.w.busy.Store(true)
+	p.w.ReadStart()
 	n, err := p.r.Read(b)
-	p.w.kick()
-	p.w.busy.Store(false)
+	p.w.ReadEnd(err != nil)
 	if err != nil && err != io.EOF {
 		p.fail.Store(&err)
 	}
