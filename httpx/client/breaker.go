@@ -115,7 +115,8 @@ const (
 	StateOpen     = "open"
 )
 
-var stateNames = [3]string{StateClosed, StateHalfOpen, StateOpen}
+// BreakerStates are the breaker states, in the order the state gauges list them.
+var BreakerStates = [3]string{StateClosed, StateHalfOpen, StateOpen}
 
 // ErrBreakerOpen is wrapped by the 503 upstream_unavailable error returned
 // when the target's breaker refuses an attempt.
@@ -213,7 +214,7 @@ func (b *Breaker) RemainingOpen(now time.Time) int {
 
 func (c *Client) initBreaker() {
 	b := c.opt.Breaker
-	for i, s := range stateNames {
+	for i, s := range BreakerStates {
 		c.stateGaug[i] = c.set.GetOrCreateGauge(fmt.Sprintf(`ron_breaker_state{role="%s",target="%s",state="%s"}`,
 			labelValue(c.opt.Role), labelValue(c.target), s), nil)
 	}
@@ -235,7 +236,7 @@ func (c *Client) initBreaker() {
 
 // setStateGauges runs under the breaker's lock: atomic stores only.
 func (c *Client) setStateGauges(cur string) {
-	for i, name := range stateNames {
+	for i, name := range BreakerStates {
 		v := 0.0
 		if name == cur {
 			v = 1

@@ -18,7 +18,7 @@ func wantState(t *testing.T, c *Client, set *metrics.Set, want string) {
 	if got := c.BreakerState(); got != want {
 		t.Fatalf("breaker state %s, want %s", got, want)
 	}
-	for _, s := range stateNames {
+	for _, s := range BreakerStates {
 		v := 0.0
 		if s == want {
 			v = 1

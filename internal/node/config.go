@@ -57,7 +57,7 @@ type AdminConfig struct {
 // ./ron-data.
 func DefaultConfig() Config {
 	return Config{
-		Roles:         BuiltRoleNames(),
+		Roles:         AllRoleNames(),
 		DataDir:       "./ron-data",
 		DrainDeadline: 3 * time.Second,
 		Log:           LogConfig{Level: "info"},
@@ -91,7 +91,7 @@ func (c *Config) Validate() error {
 	if err := validateRoles(c.Roles); err != nil {
 		return err
 	}
-	if _, err := roleGraph(c); err != nil {
+	if _, err := Graph(c); err != nil {
 		return fmt.Errorf("roles: %w", err)
 	}
 	if _, err := parseLevel(c.Log.Level); err != nil {
@@ -175,12 +175,8 @@ func validateRoles(names []string) error {
 		return fmt.Errorf("roles: at least one role is needed")
 	}
 	for i, n := range names {
-		e, ok := lookup(n)
-		if !ok {
+		if _, ok := lookup(n); !ok {
 			return fmt.Errorf("roles: unknown role %q (known: %v)", n, AllRoleNames())
-		}
-		if e.New == nil {
-			return fmt.Errorf("roles: %q is not built yet (see `ron roles`)", n)
 		}
 		if slices.Contains(names[:i], n) {
 			return fmt.Errorf("roles: %q listed twice", n)

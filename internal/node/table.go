@@ -62,39 +62,19 @@ func AllRoleNames() []string {
 	return out
 }
 
-// BuiltRoleNames lists the roles this binary can run, in start order.
-func BuiltRoleNames() []string {
-	var out []string
-	for _, e := range table {
-		if e.New != nil {
-			out = append(out, e.Name)
-		}
-	}
-	return out
-}
-
-// roleGraph is the module graph of c's enabled roles.
-func roleGraph(c *Config) (module.Graph, error) {
-	var mods []module.Descriptor
-	for _, e := range table {
-		if c.Enabled(e.Name) {
-			mods = append(mods, e.Descriptor)
-		}
-	}
-	return module.Order(mods)
-}
-
-// enabledEntries returns the enabled roles' entries in start order, for a
-// config that validated (its graph orders).
+// enabledEntries returns the enabled roles' entries in start order: the
+// module graph's (Graph) for a config that validated, which orders; else
+// the table's.
 func enabledEntries(c *Config) []Entry {
-	g, err := roleGraph(c)
-	if err != nil {
-		panic("node: enabledEntries on a config that did not validate: " + err.Error())
+	names := AllRoleNames()
+	if g, err := Graph(c); err == nil {
+		names = g.Names()
 	}
-	out := make([]Entry, 0, len(g.Names()))
-	for _, name := range g.Names() {
-		e, _ := lookup(name)
-		out = append(out, e)
+	var out []Entry
+	for _, name := range names {
+		if e, ok := lookup(name); ok && c.Enabled(name) {
+			out = append(out, e)
+		}
 	}
 	return out
 }
@@ -113,16 +93,13 @@ func (c *Config) Listeners() []RoleListen {
 }
 
 // RoleInfo describes one of the five roles for `ron roles`.
-type RoleInfo struct {
-	Name, Summary string
-	Built         bool // this binary can run it
-}
+type RoleInfo struct{ Name, Summary string }
 
-// Roles describes the five roles in start order.
+// Roles describes the five roles in table order.
 func Roles() []RoleInfo {
 	out := make([]RoleInfo, len(table))
 	for i, e := range table {
-		out[i] = RoleInfo{Name: e.Name, Summary: e.Summary, Built: e.New != nil}
+		out[i] = RoleInfo{Name: e.Name, Summary: e.Summary}
 	}
 	return out
 }

@@ -105,7 +105,7 @@ func (ms *members) pick(role string, key []byte) (*upstream.Link, string) {
 	}
 	e := es[0]
 	for _, c := range es {
-		if c.Value.link.BreakerState() != upstream.StateOpen {
+		if c.Value.link.BreakerState() != client.StateOpen {
 			e = c
 			break
 		}
@@ -123,7 +123,7 @@ func (ms *members) state(role string) string {
 	if l, _ := ms.pick(role, nil); l != nil {
 		return l.BreakerState()
 	}
-	return upstream.StateClosed
+	return client.StateClosed
 }
 
 // setPolicy makes p the policy of every member link (applied when a link

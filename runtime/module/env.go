@@ -67,12 +67,6 @@ func (e *Env) Add(name string, r runtime.Role) {
 	e.built[name] = r
 }
 
-// Has reports whether the module name was built in this process.
-func (e *Env) Has(name string) bool {
-	_, ok := e.built[name]
-	return ok
-}
-
 // Peer returns the module name built before the caller in the same
 // process, as T: the in-process face its contract declares (storageapi.Local,
 // indexapi.Local, …). ok is false when name does not run here. A module

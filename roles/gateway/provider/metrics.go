@@ -16,7 +16,7 @@ type fetchMetrics struct {
 }
 
 func newFetchMetrics(m *runtime.Metrics, h *health) fetchMetrics {
-	for _, state := range []string{client.StateClosed, client.StateHalfOpen, client.StateOpen} {
+	for _, state := range client.BreakerStates {
 		m.Gauge("breaker_state", func() float64 {
 			if h.worstState() == state {
 				return 1

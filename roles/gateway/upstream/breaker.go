@@ -8,15 +8,6 @@ import (
 	"github.com/ronhq/ron/httpx/client"
 )
 
-// Breaker states, the values of the state label of ron_breaker_state.
-const (
-	StateClosed   = client.StateClosed
-	StateHalfOpen = client.StateHalfOpen
-	StateOpen     = client.StateOpen
-)
-
-var states = [...]string{StateClosed, StateHalfOpen, StateOpen}
-
 // Verdicts told to the breaker about one attempt (nil is a success).
 var (
 	errFailed   = client.ErrAttemptFailed

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/client"
 )
 
 // get makes one GET and returns the status (0 on error) and the error.
@@ -40,11 +41,11 @@ func TestBreakerConsecutiveFailuresOpenThenProbe(t *testing.T) {
 					if st, _ := get(t, context.Background(), l); st != 500 {
 						t.Fatalf("call %d: status %d", i, st)
 					}
-					if want := map[bool]string{true: StateOpen, false: StateClosed}[i == 4]; l.BreakerState() != want {
+					if want := map[bool]string{true: client.StateOpen, false: client.StateClosed}[i == 4]; l.BreakerState() != want {
 						t.Fatalf("after %d failures: %s", i+1, l.BreakerState())
 					}
 				}
-				if breakerGauge(l, StateOpen) != 1 || breakerGauge(l, StateClosed) != 0 {
+				if breakerGauge(l, client.StateOpen) != 1 || breakerGauge(l, client.StateClosed) != 0 {
 					t.Fatalf("gauges: %v", l.met.m.Values())
 				}
 				_, he := get(t, context.Background(), l)
@@ -59,13 +60,13 @@ func TestBreakerConsecutiveFailuresOpenThenProbe(t *testing.T) {
 					t.Fatalf("upstream called %d times while open", s.count())
 				}
 				time.Sleep(500*time.Millisecond + time.Nanosecond) // gobreaker: half-open strictly after the timeout
-				if l.BreakerState() != StateHalfOpen || breakerGauge(l, StateHalfOpen) != 1 {
+				if l.BreakerState() != client.StateHalfOpen || breakerGauge(l, client.StateHalfOpen) != 1 {
 					t.Fatalf("after open timeout: %s", l.BreakerState())
 				}
 				s.mu.Lock()
 				s.acts = []int{200}
 				s.mu.Unlock()
-				if st, _ := get(t, context.Background(), l); st != 200 || l.BreakerState() != StateClosed {
+				if st, _ := get(t, context.Background(), l); st != 200 || l.BreakerState() != client.StateClosed {
 					t.Fatalf("probe: %d, state %s", st, l.BreakerState())
 				}
 			})
@@ -91,7 +92,7 @@ func TestBreakerHalfOpenProbeFailureReopens(t *testing.T) {
 					get(t, context.Background(), l)
 				}
 				time.Sleep(5*time.Second + time.Nanosecond)
-				if st, _ := get(t, context.Background(), l); st != 502 || l.BreakerState() != StateOpen {
+				if st, _ := get(t, context.Background(), l); st != 502 || l.BreakerState() != client.StateOpen {
 					t.Fatalf("probe: %d, state %s", st, l.BreakerState())
 				}
 				_, he := get(t, context.Background(), l)
@@ -114,9 +115,9 @@ func TestBreakerFailureRatio(t *testing.T) {
 				l := w.link(t, s, Options{Policy: Policy{BreakerConsecutiveFailures: 100}})
 				for i := range 20 {
 					get(t, context.Background(), l)
-					want := StateClosed
+					want := client.StateClosed
 					if i == 19 {
-						want = StateOpen
+						want = client.StateOpen
 					}
 					if l.BreakerState() != want {
 						t.Fatalf("after %d requests: %s, want %s", i+1, l.BreakerState(), want)
@@ -141,7 +142,7 @@ func TestBreakerRatioCountsPerInterval(t *testing.T) {
 		s.mu.Unlock()
 		for i := range 4 {
 			get(t, context.Background(), l)
-			if want := map[bool]string{true: StateOpen, false: StateClosed}[i == 3]; l.BreakerState() != want {
+			if want := map[bool]string{true: client.StateOpen, false: client.StateClosed}[i == 3]; l.BreakerState() != want {
 				t.Fatalf("after %d failures in the new interval: %s", i+1, l.BreakerState())
 			}
 		}
@@ -165,7 +166,7 @@ func TestBreakerIgnoresCancelledCalls(t *testing.T) {
 						t.Fatalf("cancelled call: %+v", he)
 					}
 				}
-				if l.BreakerState() != StateClosed {
+				if l.BreakerState() != client.StateClosed {
 					t.Fatalf("state %s after cancelled calls", l.BreakerState())
 				}
 				if got := metric(l, `ron_io_timeouts_total{role="gateway",op="forward"}`); got != 0 {
@@ -203,17 +204,17 @@ func TestSetPolicyKeepsOrReplacesBreaker(t *testing.T) {
 		p.ForwardTimeout = 2 * time.Second
 		p.MaxAttempts = 2
 		l.SetPolicy(p)
-		if l.BreakerState() != StateOpen || l.Policy().ForwardTimeout != 2*time.Second {
+		if l.BreakerState() != client.StateOpen || l.Policy().ForwardTimeout != 2*time.Second {
 			t.Fatalf("unrelated change: state %s, policy %+v", l.BreakerState(), l.Policy())
 		}
 		p.BreakerConsecutiveFailures = 7
 		l.SetPolicy(p)
-		if l.BreakerState() != StateClosed || breakerGauge(l, StateClosed) != 1 {
+		if l.BreakerState() != client.StateClosed || breakerGauge(l, client.StateClosed) != 1 {
 			t.Fatalf("breaker change: state %s", l.BreakerState())
 		}
 		for i := range 7 {
 			get(t, context.Background(), l)
-			if (l.BreakerState() == StateOpen) != (i == 6) {
+			if (l.BreakerState() == client.StateOpen) != (i == 6) {
 				t.Fatalf("after %d failures: %s", i+1, l.BreakerState())
 			}
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 
+	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/runtime"
 )
 
@@ -54,7 +55,7 @@ func newLinkMetrics(m *runtime.Metrics, name string, state func() string) *linkM
 // gauges of an upstream (role "gateway"): 1 for the state state() returns,
 // 0 for the others; state is read on every scrape.
 func RegisterStateGauges(m *runtime.Metrics, name string, state func() string) {
-	for _, s := range states {
+	for _, s := range client.BreakerStates {
 		m.Gauge(metricBreaker, func() float64 {
 			if state() == s {
 				return 1

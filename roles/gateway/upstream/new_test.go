@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/client"
 )
 
 func TestNewValidation(t *testing.T) {
@@ -36,7 +37,7 @@ func TestNewValidation(t *testing.T) {
 			}
 			if l != nil {
 				l.Close()
-				if l.InProcess() != (tc.opt.Handler != nil) || l.BreakerState() != StateClosed || l.Policy() != DefaultPolicy() {
+				if l.InProcess() != (tc.opt.Handler != nil) || l.BreakerState() != client.StateClosed || l.Policy() != DefaultPolicy() {
 					t.Fatalf("link %s: inproc %v state %s policy %+v", l.Name(), l.InProcess(), l.BreakerState(), l.Policy())
 				}
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/httpx/client"
 )
 
 // recorder is the client's ResponseWriter in Serve tests: it records the
@@ -283,7 +284,7 @@ func TestServeCallerCanceled(t *testing.T) {
 				if he := httpx.AsError(got.err); got.ok || he.Status != http.StatusServiceUnavailable || he.Code != httpx.CodeUpstreamUnavailable {
 					t.Fatalf("served %v err %v", got.ok, got.err)
 				}
-				if l.BreakerState() != StateClosed || metric(l, timeoutsSeries) != 0 {
+				if l.BreakerState() != client.StateClosed || metric(l, timeoutsSeries) != 0 {
 					t.Fatalf("breaker %s, timeouts %v", l.BreakerState(), metric(l, timeoutsSeries))
 				}
 			})
@@ -476,7 +477,7 @@ func TestServeBreakerOpens(t *testing.T) {
 				}
 				got := serveCall(context.Background(), l, Call{Method: "GET", Path: "/o/x"}, nil, nil)
 				he := httpx.AsError(got.err)
-				if got.ok || he.Status != http.StatusServiceUnavailable || he.RetryAfter < 1 || s.count() != 5 || l.BreakerState() != StateOpen {
+				if got.ok || he.Status != http.StatusServiceUnavailable || he.RetryAfter < 1 || s.count() != 5 || l.BreakerState() != client.StateOpen {
 					t.Fatalf("served %v err %v (retry %d), calls %d, breaker %s", got.ok, got.err, he.RetryAfter, s.count(), l.BreakerState())
 				}
 			})
