@@ -16,6 +16,7 @@ import (
 	"github.com/ronhq/ron/roles/index/indexapi/clusterindex"
 	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/topology"
 	"github.com/ronhq/ron/store"
 )
 
@@ -87,8 +88,10 @@ func newSources(so sourceOptions) *sources {
 	s := &sources{transport: newTransport(), providerTransport: providerTransport(), maxProviders: so.maxProviders,
 		storageURL: func() string { return so.cfg.StorageURL }, region: so.zone}
 	s.providerClient = &http.Client{Transport: s.providerTransport, CheckRedirect: noRedirects}
-	switch {
-	case so.local.Storage != nil:
+	// Storage is read in-process or at storage_url; members' copies are
+	// reached as providers through the index.
+	switch topology.Find(so.local.Storage != nil, nil, so.cfg.StorageURL) {
+	case topology.InProcess:
 		s.storage = &objects.Source{Name: storageapi.RoleName, BaseURL: inProcessBase,
 			Client:  &http.Client{Transport: inproc.New(lazyHandler(so.local.Storage)), CheckRedirect: noRedirects},
 			Prepare: withLinkPrincipal}
@@ -96,7 +99,7 @@ func newSources(so sourceOptions) *sources {
 		if so.local.StorageURL != nil {
 			s.storageURL = so.local.StorageURL
 		}
-	case so.cfg.StorageURL != "":
+	case topology.Configured:
 		s.storage = &objects.Source{Name: storageapi.RoleName, BaseURL: strings.TrimSuffix(so.cfg.StorageURL, "/"),
 			Client:  &http.Client{Transport: s.transport, CheckRedirect: noRedirects},
 			Prepare: withBearer(so.token)}
@@ -116,20 +119,21 @@ func newSources(so sourceOptions) *sources {
 func (s *sources) buildIndex(so sourceOptions) {
 	opt := so.opt
 	opt.HTTP, opt.Timeout = &http.Client{Transport: s.transport}, so.cfg.FillTimeout
-	switch {
-	case so.local.IndexClient != nil:
+	place := topology.Find(so.local.IndexClient != nil, so.cluster, so.cfg.IndexURL)
+	switch place {
+	case topology.InProcess:
 		s.index = so.local.IndexClient()
-		s.describe = append(s.describe, "index (in-process)")
-	case so.cfg.IndexURL != "":
+	case topology.Configured:
 		s.httpIndex = indexapi.NewHTTPClient(so.cfg.IndexURL, bearerOf(so.token), opt)
 		s.index = clusterindex.Wrap(s.httpIndex, so.cluster)
-		s.describe = append(s.describe, "index (http)")
-	case so.cluster != nil:
+	case topology.Members:
 		s.members = clusterindex.NewMembers(clusterindex.MembersOptions{Membership: so.cluster, Zone: so.zone,
 			Token: bearerOf(so.memberToken), Client: opt})
 		s.index = s.members
-		s.describe = append(s.describe, "index (cluster members)")
+	default:
+		return
 	}
+	s.describe = append(s.describe, "index ("+place.String()+")")
 }
 
 // bearerOf adapts a token function to the clients' Token.

@@ -80,9 +80,9 @@ func TestClusterStorageMembers(t *testing.T) {
 		t.Fatalf("breakers = %v, want one per member", br)
 	}
 
-	pool := h.r.ups.cluster.pools["storage"]
+	pool := h.r.ups.routes["storage"].Pool()
 	st.Set(clusterView(clusterMember("s-far", "z2", "storage", farURL)))
-	waitPool(t, pool, "s-near retired", func(es []topology.Entry[*memberLink]) bool { return len(es) == 1 })
+	waitPool(t, pool, "s-near retired", func(es []topology.Entry[*policyLink]) bool { return len(es) == 1 })
 	want(t, "GET after the near member died", h.do("GET", path, nil), 200, "")
 	if near.count() != 3 || far.count() != 1 {
 		t.Fatalf("after the change: near %d, far %d requests", near.count(), far.count())
@@ -151,9 +151,9 @@ func TestClusterNoMembers(t *testing.T) {
 		}
 	}
 	edge := newStub(nil)
-	pool := h.r.ups.cluster.pools["edge"]
+	pool := h.r.ups.routes["edge"].Pool()
 	st.Set(clusterView(clusterMember("e1", "", "edge", edge.listen(t))))
-	waitPool(t, pool, "edge member", func(es []topology.Entry[*memberLink]) bool { return len(es) == 1 })
+	waitPool(t, pool, "edge member", func(es []topology.Entry[*policyLink]) bool { return len(es) == 1 })
 	want(t, "edge via member", h.do("GET", "/edge/tiles/x", nil), 200, "")
 	if r := edge.requests(); len(r) != 1 || r[0].path != "/tiles/x" || r[0].header.Get("X-Forwarded-Prefix") != "/edge" {
 		t.Fatalf("edge member got %+v", r)

@@ -13,160 +13,126 @@ import (
 	"github.com/ronhq/ron/roles/index/indexapi/clusterindex"
 	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/storage/storageapi"
-	"github.com/ronhq/ron/runtime"
-	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/topology"
 )
 
 // upstreamRoles are the four upstreams, in the order of docs/gateway.md §2.
 var upstreamRoles = [...]string{storageapi.RoleName, indexapi.RoleName, edgeapi.RoleName, registryapi.RoleName}
 
-// memberLink is a cluster member's link and the policy it last received.
-type memberLink struct {
+// policyLink is a link and the forwarding policy it last received.
+type policyLink struct {
 	link *upstream.Link
 	pol  atomic.Pointer[upstream.Policy]
 }
 
-// members are the upstreams a cluster serves (docs/gateway.md §2): every
-// role that is neither co-located nor configured by URL gets a pool of
-// links, one per alive member running it (one breaker each), and the index
-// and registry typed clients fail over between members. Each pool's Run is
-// the one goroutine that builds and retires its values.
-type members struct {
-	m        cluster.Membership
-	pools    map[string]*topology.Pool[*memberLink]
-	pol      atomic.Pointer[upstream.Policy] // the forwarding policy in force
-	index    *clusterindex.Members           // nil: the index is not member-served
-	registry *topology.Pool[*registryapi.HTTPClient]
+// newPolicyLink wraps l, which was built with pol.
+func newPolicyLink(l *upstream.Link, pol *upstream.Policy) *policyLink {
+	pl := &policyLink{link: l}
+	pl.pol.Store(pol)
+	return pl
 }
 
-// newMembers builds the member pools of the roles u has no link for, and
-// the typed clients u lacks. Member links are trusted links carrying the
-// token minted from the node's root key (members share it, docs/cluster.md §2;
-// upstream_token is for configured URLs of another cluster).
-func (r *Role) newMembers(u *upstreams, cfg Config) *members {
-	ms := &members{m: r.opt.Cluster, pools: map[string]*topology.Pool[*memberLink]{}}
-	pol := cfg.forwardPolicy()
-	ms.pol.Store(&pol)
-	token := upstream.MintLinkToken(r.opt.Keys, !cfg.PublicReads)
-	for _, role := range upstreamRoles {
-		if u.static(role) != nil {
-			continue
-		}
-		ms.pools[role] = topology.NewPool(topology.PoolOptions[*memberLink]{Membership: ms.m, Role: role,
-			Zone: r.opt.Node.Zone, Log: r.Log, Build: func(id, url string) (*memberLink, error) {
-				return ms.newLink(r, u, role, id, url, token)
-			}})
-		upstream.RegisterStateGauges(r.opt.Metrics, role, func() string { return ms.state(role) })
+// apply gives the link pol unless it has it already.
+func (l *policyLink) apply(pol *upstream.Policy) {
+	if l.pol.Load() != pol {
+		l.link.SetPolicy(*pol)
+		l.pol.Store(pol)
 	}
-	opt := client.Options{Role: roleName, HTTP: &http.Client{Transport: u.transport}, Timeout: cfg.ForwardTimeout}
-	if u.indexClient == nil {
-		ms.index = clusterindex.NewMembers(clusterindex.MembersOptions{Membership: ms.m, Zone: r.opt.Node.Zone,
-			Token: token, Client: opt, Log: r.Log})
-		u.indexClient = ms.index
-	}
-	if u.registryClient == nil {
-		opt.Retries = -1 // the next member is the retry
-		ms.registry = topology.NewPool(topology.PoolOptions[*registryapi.HTTPClient]{Membership: ms.m, Role: registryapi.RoleName,
-			Zone: r.opt.Node.Zone, Log: r.Log, Retire: (*registryapi.HTTPClient).Close,
-			Build: func(_, url string) (*registryapi.HTTPClient, error) {
-				return registryapi.NewHTTPClient(url, token, opt), nil
-			}})
-		u.registryClient = &registryMembers{pool: ms.registry}
-	}
-	return ms
 }
 
-// newLink is the link of member id serving role at url.
-func (ms *members) newLink(r *Role, u *upstreams, role, id, url string, token func(context.Context) (string, error)) (*memberLink, error) {
-	pol := ms.pol.Load()
-	l, err := upstream.New(upstream.Options{Name: role, BaseURL: url, Token: token, Transport: u.transport,
-		Policy: *pol, Metrics: r.opt.Metrics, NoStateGauge: true, Log: r.Log.With().Str("member", id).Logger()})
+// linkBuilder builds the gateway's routes and clients. Fixed links to a
+// configured URL carry token (upstream_token, else minted); member links
+// and clients carry the token minted from the node's root key (members
+// share it, docs/cluster.md §2; upstream_token is for configured URLs of
+// another cluster).
+type linkBuilder struct {
+	r              *Role
+	u              *upstreams
+	cfg            Config
+	token, members func(context.Context) (string, error)
+}
+
+// route builds the route to role where topology.Find puts it: a fixed
+// in-process or HTTP link, a pool of member links, or none (nil).
+func (b linkBuilder) route(role string) (*topology.Route[*policyLink], error) {
+	local, url := b.r.opt.Local.handler(role), b.cfg.upstreamURL(role)
+	pol := b.u.pol.Load()
+	opt := upstream.Options{Name: role, Token: b.token, Principal: upstream.LinkPrincipal(!b.cfg.PublicReads),
+		Transport: b.u.transport, Policy: *pol, Metrics: b.r.opt.Metrics, Log: b.r.Log}
+	switch topology.Find(local != nil, b.r.opt.Cluster, url) {
+	case topology.InProcess:
+		opt.Handler = lazyHandler(local)
+	case topology.Configured:
+		opt.BaseURL = url
+	case topology.Members:
+		return topology.PoolRoute(b.memberPool(role)), nil
+	default:
+		return nil, nil
+	}
+	l, err := upstream.New(opt)
 	if err != nil {
-		return nil, fmt.Errorf("gateway: member %s: %w", id, err)
+		return nil, err
 	}
-	ml := &memberLink{link: l}
-	ml.pol.Store(pol)
-	return ml, nil
+	var urlOf func() string
+	if role == storageapi.RoleName {
+		urlOf = b.u.storageURL
+	}
+	return topology.FixedRoute(newPolicyLink(l, pol), urlOf), nil
 }
 
-// pick returns the link a request for role should use, and its base URL:
-// the first member in Ranked(key) order whose breaker is not open, else
-// the first member (its open breaker answers 503 at once); nil with no
-// member. The link gets the policy in force first.
-func (ms *members) pick(role string, key []byte) (*upstream.Link, string) {
-	p := ms.pools[role]
-	if p == nil {
-		return nil, ""
-	}
-	es := p.Ranked(key)
-	if len(es) == 0 {
-		return nil, ""
-	}
-	e := es[0]
-	for _, c := range es {
-		if c.Value.link.BreakerState() != client.StateOpen {
-			e = c
-			break
+// memberPool is the pool of links to the alive members running role, with
+// the role's ron_breaker_state gauges: that of the link a keyless request
+// would use ("closed" with no member: no breaker).
+func (b linkBuilder) memberPool(role string) *topology.Pool[*policyLink] {
+	r, u := b.r, b.u
+	p := topology.NewPool(topology.PoolOptions[*policyLink]{Membership: r.opt.Cluster, Role: role,
+		Zone: r.opt.Node.Zone, Log: r.Log, Build: func(id, url string) (*policyLink, error) {
+			pol := u.pol.Load()
+			l, err := upstream.New(upstream.Options{Name: role, BaseURL: url, Token: b.members, Transport: u.transport,
+				Policy: *pol, Metrics: r.opt.Metrics, NoStateGauge: true, Log: r.Log.With().Str("member", id).Logger()})
+			if err != nil {
+				return nil, fmt.Errorf("gateway: member %s: %w", id, err)
+			}
+			return newPolicyLink(l, pol), nil
+		}})
+	upstream.RegisterStateGauges(r.opt.Metrics, role, func() string {
+		if l, _ := u.linkURL(role, nil); l != nil {
+			return l.BreakerState()
 		}
-	}
-	if pol := ms.pol.Load(); e.Value.pol.Load() != pol {
-		e.Value.link.SetPolicy(*pol)
-		e.Value.pol.Store(pol)
-	}
-	return e.Value.link, e.URL
+		return client.StateClosed
+	})
+	return p
 }
 
-// state is the ron_breaker_state of a member-served role: that of the
-// link a keyless request would use ("closed" with no member: no breaker).
-func (ms *members) state(role string) string {
-	if l, _ := ms.pick(role, nil); l != nil {
-		return l.BreakerState()
+// clients builds the typed index and registry clients where
+// topology.Find puts those roles. A configured index's answers are
+// ordered by the membership in a cluster (clusterindex.Wrap; the
+// co-located client comes wrapped).
+func (b linkBuilder) clients() {
+	r, u, loc := b.r, b.u, b.r.opt.Local
+	opt := client.Options{Role: roleName, HTTP: &http.Client{Transport: u.transport}, Timeout: b.cfg.ForwardTimeout}
+	switch topology.Find(loc.IndexClient != nil, r.opt.Cluster, b.cfg.IndexURL) {
+	case topology.InProcess:
+		u.indexClient = loc.IndexClient() // the index started before the gateway
+	case topology.Configured:
+		u.indexClient = clusterindex.Wrap(indexapi.NewHTTPClient(b.cfg.IndexURL, b.token, opt), r.opt.Cluster)
+	case topology.Members:
+		u.indexMembers = clusterindex.NewMembers(clusterindex.MembersOptions{Membership: r.opt.Cluster,
+			Zone: r.opt.Node.Zone, Token: b.members, Client: opt, Log: r.Log})
+		u.indexClient = u.indexMembers
 	}
-	return client.StateClosed
-}
-
-// setPolicy makes p the policy of every member link (applied when a link
-// is next picked, and to links built from now on).
-func (ms *members) setPolicy(p upstream.Policy) { ms.pol.Store(&p) }
-
-// start runs the pools' owner goroutines as tasks of g.
-func (ms *members) start(g *runtime.TaskGroup) {
-	for _, role := range upstreamRoles {
-		if p := ms.pools[role]; p != nil {
-			g.Go("members-"+role, p.Run)
-		}
+	switch topology.Find(loc.RegistryClient != nil, r.opt.Cluster, b.cfg.RegistryURL) {
+	case topology.InProcess:
+		u.registryClient = loc.RegistryClient()
+	case topology.Configured:
+		u.registryClient = registryapi.NewHTTPClient(b.cfg.RegistryURL, b.token, opt)
+	case topology.Members:
+		opt.Retries = -1 // the next member is the retry
+		u.registryPool = topology.NewPool(topology.PoolOptions[*registryapi.HTTPClient]{Membership: r.opt.Cluster,
+			Role: registryapi.RoleName, Zone: r.opt.Node.Zone, Log: r.Log, Retire: (*registryapi.HTTPClient).Close,
+			Build: func(_, url string) (*registryapi.HTTPClient, error) {
+				return registryapi.NewHTTPClient(url, b.members, opt), nil
+			}})
+		u.registryClient = &registryMembers{pool: u.registryPool}
 	}
-	if ms.index != nil {
-		g.Go("members-index-client", ms.index.Run)
-	}
-	if ms.registry != nil {
-		g.Go("members-registry-client", ms.registry.Run)
-	}
-}
-
-// breakerStates adds each member link's state as "<role>@<member>".
-func (ms *members) breakerStates(out map[string]string) {
-	for role, p := range ms.pools {
-		for _, e := range p.Entries() {
-			out[role+"@"+e.ID] = e.Value.link.BreakerState()
-		}
-	}
-}
-
-// describe lists the member-served roles as "<role> (cluster: N members)".
-func (ms *members) describe() []string {
-	var out []string
-	for _, role := range upstreamRoles {
-		if p := ms.pools[role]; p != nil {
-			out = append(out, fmt.Sprintf("%s (cluster: %d members)", role, p.Len()))
-		}
-	}
-	return out
-}
-
-// waitRegistry blocks until the registry pool has a member or ctx ends
-// (false).
-func (ms *members) waitRegistry(ctx context.Context) bool {
-	return ms.registry.WaitFor(ctx, func(es []topology.Entry[*registryapi.HTTPClient]) bool { return len(es) > 0 })
 }

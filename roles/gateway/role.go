@@ -111,9 +111,7 @@ func (r *Role) validate(cfg Config) error {
 // named tasks.
 func (r *Role) Run(ctx context.Context) error {
 	r.Tasks.Go("scheduler", r.runScheduler)
-	if r.ups.cluster != nil {
-		r.ups.cluster.start(r.Tasks)
-	}
+	r.ups.start(r.Tasks)
 	if r.follower != nil {
 		r.Tasks.Go("registry-watch", r.followRegistry)
 	}
@@ -124,7 +122,7 @@ func (r *Role) Run(ctx context.Context) error {
 // only once a registry member is alive (a cluster without a registry
 // keeps the config table, silently).
 func (r *Role) followRegistry(ctx context.Context) error {
-	if ms := r.ups.cluster; ms != nil && ms.registry != nil && !ms.waitRegistry(ctx) {
+	if r.ups.registryPool != nil && !r.ups.waitRegistry(ctx) {
 		return nil
 	}
 	return r.follower.Run(ctx)

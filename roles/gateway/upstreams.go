@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/ronhq/ron/httpx"
@@ -13,6 +15,8 @@ import (
 	"github.com/ronhq/ron/roles/index/indexapi/clusterindex"
 	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/storage/storageapi"
+	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/topology"
 )
 
 // Locals are the roles running in the gateway's process (docs/gateway.md
@@ -29,140 +33,111 @@ type Locals struct {
 }
 
 // colocated reports whether role runs in this process.
-func (l Locals) colocated(role string) bool {
+func (l Locals) colocated(role string) bool { return l.handler(role) != nil }
+
+// handler returns the handler func of a co-located role (nil: not here).
+func (l Locals) handler(role string) func() http.Handler {
 	switch role {
 	case storageapi.RoleName:
-		return l.Storage != nil
+		return l.Storage
 	case indexapi.RoleName:
-		return l.Index != nil
+		return l.Index
 	case edgeapi.RoleName:
-		return l.Edge != nil
+		return l.Edge
 	case registryapi.RoleName:
-		return l.Registry != nil
+		return l.Registry
 	}
-	return false
+	return nil
 }
 
-// upstreams are the gateway's links to the four roles (nil: none) and the
-// typed clients its own logic uses (providers for /o, names for /n,
-// tenants from the registry). In a cluster, the roles without a link are
-// served by members (cluster; nil when the cluster is off).
+// upstreamURL is the configured base URL of role ("" when none).
+func (c Config) upstreamURL(role string) string {
+	switch role {
+	case storageapi.RoleName:
+		return c.StorageURL
+	case indexapi.RoleName:
+		return c.IndexURL
+	case edgeapi.RoleName:
+		return c.EdgeURL
+	case registryapi.RoleName:
+		return c.RegistryURL
+	}
+	return ""
+}
+
+// upstreams are the gateway's routes to the four roles (docs/gateway.md
+// §2), each found by topology.Find: a co-located role or a configured URL
+// is one fixed link, a role members serve is a pool of links (one per
+// alive member, one breaker each). Beside the links are the typed clients
+// the gateway's own logic uses (providers for /o, names for /n, tenants
+// from the registry), found the same way.
 type upstreams struct {
-	storage, index, edge, registry *upstream.Link
-	cluster                        *members
+	routes map[string]*topology.Route[*policyLink] // absent: no way to the role
+	pol    atomic.Pointer[upstream.Policy]         // the forwarding policy in force
 
 	indexClient    indexapi.Client
 	registryClient registryapi.Client
+	indexMembers   *clusterindex.Members                   // nil unless members serve the index client
+	registryPool   *topology.Pool[*registryapi.HTTPClient] // nil unless members serve the registry client
 	storageURL     func() string
 	transport      *http.Transport // the HTTP links
 	providers      *http.Transport // provider reads (untrusted URLs)
 }
 
-// newUpstreams builds the links of cfg: in-process for co-located roles,
-// HTTP for the configured URLs.
+// newUpstreams builds the routes and clients of cfg.
 func (r *Role) newUpstreams(cfg Config) (*upstreams, error) {
-	u := &upstreams{transport: newTransport(), providers: providerTransport(), storageURL: func() string { return cfg.StorageURL }}
-	loc := r.opt.Local
-	token := r.linkToken(cfg)
-	principal := upstream.LinkPrincipal(!cfg.PublicReads)
-	link := func(name string, local func() http.Handler, url string) (*upstream.Link, error) {
-		opt := upstream.Options{Name: name, Token: token, Principal: principal, Transport: u.transport,
-			Policy: cfg.forwardPolicy(), Metrics: r.opt.Metrics, Log: r.Log}
-		switch {
-		case local != nil:
-			opt.Handler = lazyHandler(local)
-		case url != "":
-			opt.BaseURL = url
-		default:
-			return nil, nil
-		}
-		return upstream.New(opt)
+	u := &upstreams{routes: map[string]*topology.Route[*policyLink]{}, transport: newTransport(),
+		providers: providerTransport(), storageURL: func() string { return cfg.StorageURL }}
+	if r.opt.Local.StorageURL != nil {
+		u.storageURL = r.opt.Local.StorageURL
 	}
-	var err error
-	for _, l := range []struct {
-		dst   **upstream.Link
-		name  string
-		local func() http.Handler
-		url   string
-	}{{&u.storage, storageapi.RoleName, loc.Storage, cfg.StorageURL}, {&u.index, indexapi.RoleName, loc.Index, cfg.IndexURL},
-		{&u.edge, edgeapi.RoleName, loc.Edge, cfg.EdgeURL}, {&u.registry, registryapi.RoleName, loc.Registry, cfg.RegistryURL}} {
-		if *l.dst, err = link(l.name, l.local, l.url); err != nil {
+	pol := cfg.forwardPolicy()
+	u.pol.Store(&pol)
+	b := linkBuilder{r: r, u: u, cfg: cfg, token: r.linkToken(cfg), members: upstream.MintLinkToken(r.opt.Keys, !cfg.PublicReads)}
+	for _, role := range upstreamRoles {
+		route, err := b.route(role)
+		if err != nil {
 			return nil, err
 		}
-	}
-	u.clients(loc, cfg, token)
-	if r.opt.Cluster != nil {
-		if cfg.IndexURL != "" {
-			u.indexClient = clusterindex.Wrap(u.indexClient, r.opt.Cluster) // the co-located one comes wrapped
+		if route != nil {
+			u.routes[role] = route
 		}
-		u.cluster = r.newMembers(u, cfg)
 	}
+	b.clients()
 	return u, nil
 }
 
-// static returns role's co-located or configured link (nil: none).
-func (u *upstreams) static(role string) *upstream.Link {
-	switch role {
-	case storageapi.RoleName:
-		return u.storage
-	case indexapi.RoleName:
-		return u.index
-	case edgeapi.RoleName:
-		return u.edge
-	case registryapi.RoleName:
-		return u.registry
-	}
-	return nil
-}
-
-// link returns the link of a request to role: the co-located or configured
-// one, else a cluster member's (key ranks the members, nil: this
-// gateway's own order); nil when there is none.
+// link returns the link of a request to role (key ranks the members, nil:
+// this gateway's own order); nil when there is none.
 func (u *upstreams) link(role string, key []byte) *upstream.Link {
 	l, _ := u.linkURL(role, key)
 	return l
 }
 
 // linkURL is link plus the base URL the link reaches: the member's, the
-// configured storage URL, or the co-located storage's advertised one.
+// configured storage URL, or the co-located storage's advertised one. Of
+// the members, the first in Ranked(key) order whose breaker is not open is
+// picked, else the first (its open breaker answers 503 at once). The link
+// gets the policy in force first.
 func (u *upstreams) linkURL(role string, key []byte) (*upstream.Link, string) {
-	if l := u.static(role); l != nil {
-		if role == storageapi.RoleName {
-			return l, u.storageURL()
-		}
-		return l, ""
-	}
-	if u.cluster == nil {
+	es := u.routes[role].Ranked(key)
+	if len(es) == 0 {
 		return nil, ""
 	}
-	return u.cluster.pick(role, key)
+	e := es[0]
+	for _, c := range es {
+		if c.Value.link.BreakerState() != client.StateOpen {
+			e = c
+			break
+		}
+	}
+	e.Value.apply(u.pol.Load())
+	return e.Value.link, e.URL
 }
 
-// has reports whether role may have a link: a static one, or a pool of
+// has reports whether role may have a link: a fixed one, or a pool of
 // members (which may be empty now and fill later).
-func (u *upstreams) has(role string) bool {
-	return u.static(role) != nil || u.cluster != nil && u.cluster.pools[role] != nil
-}
-
-// clients builds the typed index and registry clients.
-func (u *upstreams) clients(loc Locals, cfg Config, token func(context.Context) (string, error)) {
-	opt := client.Options{Role: roleName, HTTP: &http.Client{Transport: u.transport}, Timeout: cfg.ForwardTimeout}
-	switch {
-	case loc.IndexClient != nil:
-		u.indexClient = loc.IndexClient() // the index started before the gateway
-	case cfg.IndexURL != "":
-		u.indexClient = indexapi.NewHTTPClient(cfg.IndexURL, token, opt)
-	}
-	switch {
-	case loc.RegistryClient != nil:
-		u.registryClient = loc.RegistryClient()
-	case cfg.RegistryURL != "":
-		u.registryClient = registryapi.NewHTTPClient(cfg.RegistryURL, token, opt)
-	}
-	if loc.StorageURL != nil {
-		u.storageURL = loc.StorageURL
-	}
-}
+func (u *upstreams) has(role string) bool { return u.routes[role] != nil }
 
 // linkToken is the bearer of HTTP links: upstream_token when set, else a
 // token minted from the node's root key (docs/gateway.md §2).
@@ -189,53 +164,90 @@ func providerTransport() *http.Transport {
 		Untrusted: true})
 }
 
-// links lists the configured links.
-func (u *upstreams) links() []*upstream.Link {
-	var out []*upstream.Link
-	for _, l := range []*upstream.Link{u.storage, u.index, u.edge, u.registry} {
-		if l != nil {
+// fixed lists the fixed links (co-located or configured), in
+// upstreamRoles order.
+func (u *upstreams) fixed() []*policyLink {
+	var out []*policyLink
+	for _, role := range upstreamRoles {
+		if l, ok := u.routes[role].Fixed(); ok {
 			out = append(out, l)
 		}
 	}
 	return out
 }
 
-// setPolicy applies live forwarding settings to every link.
-func (u *upstreams) setPolicy(p upstream.Policy) {
-	for _, l := range u.links() {
-		l.SetPolicy(p)
+// pools lists the roles members serve with their pools, in upstreamRoles
+// order.
+func (u *upstreams) pools() (roles []string, pools []*topology.Pool[*policyLink]) {
+	for _, role := range upstreamRoles {
+		if p := u.routes[role].Pool(); p != nil {
+			roles, pools = append(roles, role), append(pools, p)
+		}
 	}
-	if u.cluster != nil {
-		u.cluster.setPolicy(p)
+	return roles, pools
+}
+
+// setPolicy applies live forwarding settings: at once to the fixed links,
+// to a member link when it is next picked (and to links built from now on).
+func (u *upstreams) setPolicy(p upstream.Policy) {
+	u.pol.Store(&p)
+	for _, l := range u.fixed() {
+		l.apply(&p)
 	}
 }
 
-// breakerStates maps each link to its breaker state.
+// breakerStates maps each link to its breaker state: a fixed link by its
+// name, a member's as "<role>@<member>".
 func (u *upstreams) breakerStates() map[string]string {
 	out := map[string]string{}
-	for _, l := range u.links() {
-		out[l.Name()] = l.BreakerState()
+	for _, l := range u.fixed() {
+		out[l.link.Name()] = l.link.BreakerState()
 	}
-	if u.cluster != nil {
-		u.cluster.breakerStates(out)
+	roles, pools := u.pools()
+	for i, p := range pools {
+		for _, e := range p.Entries() {
+			out[roles[i]+"@"+e.ID] = e.Value.link.BreakerState()
+		}
 	}
 	return out
 }
 
-// describe lists the links as "name (in-process)" or "name (http)".
+// describe lists the routes as "name (in-process)", "name (http)" or
+// "<role> (cluster: N members)".
 func (u *upstreams) describe() []string {
 	var out []string
-	for _, l := range u.links() {
-		how := "http"
-		if l.InProcess() {
-			how = "in-process"
+	for _, l := range u.fixed() {
+		how := topology.Configured
+		if l.link.InProcess() {
+			how = topology.InProcess
 		}
-		out = append(out, l.Name()+" ("+how+")")
+		out = append(out, l.link.Name()+" ("+how.String()+")")
 	}
-	if u.cluster != nil {
-		out = append(out, u.cluster.describe()...)
+	roles, pools := u.pools()
+	for i, p := range pools {
+		out = append(out, fmt.Sprintf("%s (cluster: %d members)", roles[i], p.Len()))
 	}
 	return out
+}
+
+// start runs the pools' owner goroutines as tasks of g.
+func (u *upstreams) start(g *runtime.TaskGroup) {
+	roles, pools := u.pools()
+	for i, p := range pools {
+		g.Go("members-"+roles[i], p.Run)
+	}
+	if u.indexMembers != nil {
+		g.Go("members-index-client", u.indexMembers.Run)
+	}
+	if u.registryPool != nil {
+		g.Go("members-registry-client", u.registryPool.Run)
+	}
+}
+
+// waitRegistry blocks until the registry pool has a member or ctx ends
+// (false).
+func (u *upstreams) waitRegistry(ctx context.Context) bool {
+	return u.registryPool.WaitFor(ctx, func(es []topology.Entry[*registryapi.HTTPClient]) bool { return len(es) > 0 })
 }
 
 // close releases idle upstream and provider connections.

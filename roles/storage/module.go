@@ -6,6 +6,7 @@ import (
 	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/module"
+	"github.com/ronhq/ron/runtime/topology"
 )
 
 // Module declares the storage role to the node. It announces its objects
@@ -45,7 +46,7 @@ func newModule(env *module.Env, cfg Config) (runtime.Role, error) {
 // token in cluster mode (it carries index:write), else an index:write one.
 func announceSink(env *module.Env, cfg Config, addr func() string) (*indexsink.Sink, string, error) {
 	local, colocated := module.Peer[indexapi.Local](env, indexapi.RoleName)
-	if !colocated && len(cfg.IndexURLs) == 0 && env.Cluster == nil {
+	if topology.Find(colocated, env.Cluster, cfg.IndexURLs...) == topology.Nowhere {
 		return nil, "no index: the index role is not enabled and storage.index_urls is empty", nil
 	}
 	node := env.Node.ID

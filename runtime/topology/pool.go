@@ -1,9 +1,12 @@
-// Package topology answers "where are the members running role X, and
-// how do I reach the next one" in cluster mode (docs/cluster.md §7): Pool
-// keeps one value (a link, a client) per alive member running a role,
-// following the membership table, ranked for a key with the reader's zone
-// first; Try calls them in that order until one answers, with ReadAgain
-// and WriteAgain deciding which failures may go on to the next member.
+// Package topology answers "where is role X, and how do I reach the next
+// one" for every reader (docs/architecture.md §4, docs/cluster.md §7). Find
+// is the one order — this process, then the configured URL, then the
+// cluster's alive members — and Route holds its answer: one fixed value or
+// a Pool. A Pool keeps one value (a link, a client) per alive member
+// running a role, following the membership table, ranked for a key with
+// the reader's zone first; Try calls them in that order until one answers,
+// with ReadAgain and WriteAgain deciding which failures may go on to the
+// next member. Outside a cluster, OrStatic stands in a table nobody joins.
 package topology
 
 import (

@@ -8,6 +8,7 @@ import (
 	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/cluster/rendezvous"
+	"github.com/ronhq/ron/runtime/topology"
 )
 
 var _ announcing.IndexWatcher = (*Sink)(nil)
@@ -68,7 +69,7 @@ func memberURLs(v *cluster.View, node string) []string {
 
 // IndexChanges implements announcing.IndexWatcher: a channel signalled
 // (coalescing) after any membership change, and its cancel. Without a
-// cluster the channel never fires.
+// cluster the channel is nil: it never fires.
 func (s *Sink) IndexChanges() (<-chan struct{}, func()) {
 	if s.opt.Cluster == nil {
 		return nil, func() {}
@@ -81,8 +82,5 @@ func (s *Sink) IndexChanges() (<-chan struct{}, func()) {
 // when an index member joins, departs or moves, which is when provider
 // ownership moves (docs/cluster.md §6).
 func (s *Sink) IndexMembers() string {
-	if s.opt.Cluster == nil {
-		return ""
-	}
-	return s.opt.Cluster.View().AliveKey(indexapi.RoleName)
+	return topology.OrStatic(s.opt.Cluster).View().AliveKey(indexapi.RoleName)
 }

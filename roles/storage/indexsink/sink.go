@@ -20,6 +20,7 @@ import (
 	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/topology"
 )
 
 // ErrNoTarget is returned by New, CheckRetarget and Retarget when there is
@@ -169,13 +170,14 @@ func wholeSeconds(ttl time.Duration) time.Duration {
 // Target implements announcing.Retargeter: "local index", "index_urls (N)"
 // or, in cluster mode without either, "cluster index members (N alive)".
 func (s *Sink) Target() string {
-	switch n := len(*s.targets.Load()); {
-	case s.opt.Local != nil:
+	switch list, place := s.httpPlace(); place {
+	case topology.InProcess:
 		return "local index"
-	case n > 0 || s.opt.Cluster == nil:
-		return fmt.Sprintf("index_urls (%d)", n)
+	case topology.Members:
+		return fmt.Sprintf("cluster index members (%d alive)", len(s.memberTargets()))
+	default:
+		return fmt.Sprintf("index_urls (%d)", len(list))
 	}
-	return fmt.Sprintf("cluster index members (%d alive)", len(s.memberTargets()))
 }
 
 // Close releases the idle connections of every HTTP target. The Sink stays

@@ -10,6 +10,7 @@ import (
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/roles/storage/storageapi"
+	"github.com/ronhq/ron/runtime/topology"
 )
 
 // target is one index URL with its client, which owns the URL's breaker.
@@ -27,7 +28,7 @@ func (s *Sink) CheckRetarget(urls []string) error {
 			return err
 		}
 	}
-	if s.opt.Local == nil && s.opt.Cluster == nil && len(urls) == 0 {
+	if s.place(urls) == topology.Nowhere {
 		return ErrNoTarget
 	}
 	return nil
@@ -72,13 +73,30 @@ func (s *Sink) rebuild(old []*target, urls []string) []*target {
 	return next
 }
 
+// place is where records go with the index URLs urls (topology.Find):
+// the local index, the URLs, else in a cluster the alive index members.
+func (s *Sink) place(urls []string) topology.Place {
+	return topology.Find(s.opt.Local != nil, s.opt.Cluster, urls...)
+}
+
+// httpPlace is place for the HTTP targets in force.
+func (s *Sink) httpPlace() ([]*target, topology.Place) {
+	list := *s.targets.Load()
+	urls := make([]string, len(list))
+	for i, t := range list {
+		urls[i] = t.url
+	}
+	return list, s.place(urls)
+}
+
 // httpTargets are the targets of one batch: the configured URLs, else (in
 // cluster mode) the alive index members.
-func (s *Sink) httpTargets() []*target {
-	if list := *s.targets.Load(); len(list) > 0 || s.opt.Cluster == nil {
-		return list
+func (s *Sink) httpTargets() ([]*target, topology.Place) {
+	list, place := s.httpPlace()
+	if place == topology.Members {
+		return s.memberTargets(), place
 	}
-	return s.memberTargets()
+	return list, place
 }
 
 // newTarget builds the HTTP client of one URL. The client does not retry:
@@ -94,9 +112,9 @@ func (s *Sink) newTarget(url string) *target {
 // without I/O and is skipped. When all fail the last real error (else the
 // breaker error) is returned.
 func (s *Sink) announceHTTP(ctx context.Context, recs []indexapi.Announcement) error {
-	list := s.httpTargets()
+	list, place := s.httpTargets()
 	switch {
-	case len(list) == 0 && s.opt.Cluster != nil:
+	case len(list) == 0 && place == topology.Members:
 		return ErrNoIndexMember
 	case len(list) == 0:
 		return ErrNoTarget
