@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -281,23 +280,11 @@ func (c *Client) validated(ctx context.Context, t *try, cl *call, resp *http.Res
 	return nil, false, err
 }
 
-// parseRetryAfter reads delay-seconds or an HTTP-date, rounded up to seconds.
+// parseRetryAfter is RetryAfter rounded up to whole seconds (the
+// httpx.Error's RetryAfter).
 func parseRetryAfter(v string, now time.Time) (int, bool) {
-	if v == "" {
-		return 0, false
-	}
-	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {
-		return n, true
-	}
-	t, err := http.ParseTime(v)
-	if err != nil {
-		return 0, false
-	}
-	d := t.Sub(now)
-	if d <= 0 {
-		return 0, true
-	}
-	return int((d + time.Second - 1) / time.Second), true
+	d, ok := RetryAfter(v, now)
+	return int((d + time.Second - 1) / time.Second), ok
 }
 
 // wait sleeps before retry n+1. It returns false, without sleeping, when the
@@ -319,18 +306,9 @@ func (c *Client) wait(ctx context.Context, n int, err error) bool {
 	return runtime.Sleep(ctx, d)
 }
 
-// backoff returns the wait before retry n+1: random in [base, 2·base),
-// doubled n times, capped.
+// backoff returns the wait before retry n+1 (RetryPause).
 func (c *Client) backoff(n int) time.Duration {
-	base, limit := c.opt.BackoffBase, c.opt.BackoffCap
-	d := base + rand.N(base)
-	for range n {
-		if d >= limit {
-			break
-		}
-		d *= 2
-	}
-	return min(d, limit)
+	return RetryPause{Base: c.opt.BackoffBase, Cap: c.opt.BackoffCap}.Pause(n, rand.Float64())
 }
 
 func isCallError(err error) bool {

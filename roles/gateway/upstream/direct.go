@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/runtime"
 )
 
@@ -148,7 +149,7 @@ func (d *directAttempt) Commit(status int, h http.Header) {
 	d.status = status
 	if d.more && retryStatus(status) {
 		now := time.Now()
-		pause := max(d.l.backoff(d.n, d.pol), retryAfterHeader(h, now))
+		pause := max(d.l.backoff(d.n, d.pol), client.RetryAfterHeader(h, now))
 		if now.Add(pause).Before(d.deadline) {
 			d.state, d.pause = stateRetry, pause
 			return
