@@ -52,15 +52,10 @@ func (l Locals) handler(role string) func() http.Handler {
 
 // upstreamURL is the configured base URL of role ("" when none).
 func (c Config) upstreamURL(role string) string {
-	switch role {
-	case storageapi.RoleName:
-		return c.StorageURL
-	case indexapi.RoleName:
-		return c.IndexURL
-	case edgeapi.RoleName:
-		return c.EdgeURL
-	case registryapi.RoleName:
-		return c.RegistryURL
+	for _, u := range c.upstreamURLs() {
+		if u.role == role {
+			return u.url
+		}
 	}
 	return ""
 }
