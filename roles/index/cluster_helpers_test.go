@@ -19,6 +19,7 @@ import (
 	"github.com/ronhq/ron/roles/index/hedge"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/ownership"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/store/kv/memkv"
@@ -32,7 +33,7 @@ type cnode struct {
 	db    *indexdb.DB
 	met   *runtime.Metrics
 	mem   *cluster.Static
-	peers *ClusterPeers
+	peers *ownership.Peers
 	ts    *httptest.Server
 
 	e    http.Handler   // the routes behind the middleware chain
@@ -118,11 +119,11 @@ func (ct *ctest) newNode(id string, r int) *cnode {
 	}
 	n := &cnode{id: id, db: db, met: met, seen: map[string]int{},
 		mem: cluster.NewStatic(cluster.NewView(id, nil, time.Time{}))}
-	n.peers = NewClusterPeers(ClusterPeerOptions{Membership: n.mem, Replicas: r, Token: ct.node, Metrics: met,
+	n.peers = ownership.NewPeers(ownership.PeerOptions{Membership: n.mem, Replicas: r, Token: ct.node, Metrics: met,
 		Lookup: hedge.Options{Metrics: met}})
 	n.h = NewHandlers(db, ct.keys, nil)
 	n.h.Metrics = met
-	n.h.enableCluster(newClusterNode(n.peers, met))
+	n.h.enableCluster(n.peers, met)
 	n.h.Reconfigure(Settings{Peers: n.peers, Cache: c})
 	srv := httpx.NewServer(httpx.ServerOptions{Role: roleName, Log: zerolog.Nop(), Metrics: met.Set(),
 		Limits: httpx.DefaultIngress().Limits()})

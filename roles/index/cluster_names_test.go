@@ -12,6 +12,8 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/ownership"
+	"github.com/ronhq/ron/roles/index/replication"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/cluster/rendezvous"
 )
@@ -25,7 +27,7 @@ func nameRanked(t *testing.T, ids ...string) string {
 	}
 	for i := range 100000 {
 		n := fmt.Sprintf("n%d.example", i)
-		if slices.Equal(rendezvous.IDs(rendezvous.Rank(cands, nameKey(n))), ids) {
+		if slices.Equal(rendezvous.IDs(rendezvous.Rank(cands, ownership.NameKey(n))), ids) {
 			return n
 		}
 	}
@@ -173,7 +175,7 @@ func TestClusterForwardedOnce(t *testing.T) {
 	for i, tc := range cases {
 		before := a.count(path)
 		code, _, body := ct.do("node-b", "PUT", "/names/"+name, `{"b3":"`+idB+`"}`, tc.token,
-			map[string]string{HeaderForwarded: "node-x"})
+			map[string]string{replication.HeaderForwarded: "node-x"})
 		if code != 200 || record(t, body).Version != uint64(i+2) {
 			t.Fatalf("case %d: %d %s", i, code, body)
 		}

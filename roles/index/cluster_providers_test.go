@@ -11,7 +11,9 @@ import (
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/ownership"
 	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/cluster/rendezvous"
 	"github.com/ronhq/ron/store"
 )
 
@@ -55,9 +57,9 @@ func TestClusterProviders(t *testing.T) {
 	if code != 200 || !strings.Contains(body, `"accepted":12`) {
 		t.Fatalf("announce: %d %s", code, body)
 	}
-	own := ct.nodes["node-a"].peers.ownership()
+	own := ct.nodes["node-a"].peers.Ownership()
 	for _, id := range ids {
-		want := memberIDs(own.owners(objectKey(id)))
+		want := rendezvous.IDs(cluster.Candidates(own.Owners(ownership.ObjectKey(id))))
 		got := ct.holders(id)
 		if len(got) != 3 || !sameSet(got, want) {
 			t.Fatalf("%s held by %v, owners %v", id, got, want)

@@ -9,10 +9,9 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx/auth"
-	"github.com/ronhq/ron/roles/index/hedge"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
-	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/roles/index/replication"
 	"github.com/ronhq/ron/runtime/cluster"
 )
 
@@ -24,8 +23,8 @@ const replicaRecord = `{"name":"blog.example","version":3,"b3":"` + idA +
 func TestReplicaRoutesScope(t *testing.T) {
 	ct := newCTest(t, 3, "node-a")
 	bodies := map[string]string{
-		pathReplicaNames:     `{"records":[` + replicaRecord + `]}`,
-		pathReplicaProviders: announceBody(objects(1)),
+		replication.PathReplicaNames:     `{"records":[` + replicaRecord + `]}`,
+		replication.PathReplicaProviders: announceBody(objects(1)),
 	}
 	cases := []struct {
 		token string
@@ -69,12 +68,12 @@ func TestReplicaNamesBadInput(t *testing.T) {
 		{"unknown field", `{"records":[` + strings.Replace(replicaRecord, `"deleted"`, `"x":1,"deleted"`, 1) + `]}`, 400, `"index":0`},
 	}
 	for _, tc := range cases {
-		code, _, body := ct.do("node-a", "POST", pathReplicaNames, tc.body, tok, nil)
+		code, _, body := ct.do("node-a", "POST", replication.PathReplicaNames, tc.body, tok, nil)
 		if code != tc.code || !strings.Contains(body, tc.want) {
 			t.Errorf("%s: %d %.200s", tc.name, code, body)
 		}
 	}
-	code, _, _ := ct.do("node-a", "POST", pathReplicaNames, "", tok, map[string]string{"Content-Type": "text/plain"})
+	code, _, _ := ct.do("node-a", "POST", replication.PathReplicaNames, "", tok, map[string]string{"Content-Type": "text/plain"})
 	if code != 415 {
 		t.Errorf("text/plain: %d", code)
 	}
@@ -87,7 +86,7 @@ func TestReplicaRoutesStaticMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := e.do(req{method: "POST", path: pathReplicaNames, body: `{"records":[` + replicaRecord + `]}`, token: tok})
+	r := e.do(req{method: "POST", path: replication.PathReplicaNames, body: `{"records":[` + replicaRecord + `]}`, token: tok})
 	if r.code != 404 && r.code != 405 {
 		t.Fatalf("static mode /replica/names: %d", r.code)
 	}
@@ -111,14 +110,14 @@ func TestAntiEntropyRepairsAndDrops(t *testing.T) {
 	if _, err := ct.local("node-d", "blog.example"); !errors.Is(err, indexdb.ErrNotFound) {
 		t.Fatalf("node-d: %v", err)
 	}
-	pushed, dropped, err := ct.nodes["node-b"].h.antiEntropyPass(context.Background())
+	pushed, dropped, err := ct.nodes["node-b"].h.cl.rep.AntiEntropyPass(context.Background())
 	if err != nil || pushed != 2 || dropped != 0 {
 		t.Fatalf("owner pass: pushed %d dropped %d %v", pushed, dropped, err)
 	}
 	if rec, err := ct.local("node-d", "blog.example"); err != nil || rec.Version != 1 {
 		t.Fatalf("node-d not repaired: %+v %v", rec, err)
 	}
-	pushed, dropped, err = ct.nodes["node-a"].h.antiEntropyPass(context.Background())
+	pushed, dropped, err = ct.nodes["node-a"].h.cl.rep.AntiEntropyPass(context.Background())
 	if err != nil || pushed != 3 || dropped != 1 {
 		t.Fatalf("non-owner pass: pushed %d dropped %d %v", pushed, dropped, err)
 	}
@@ -143,62 +142,13 @@ func TestAntiEntropyKeepsUnconfirmedCopy(t *testing.T) {
 	}
 	ct.setViews(nil)
 	ct.nodes["node-d"].down.Store(true)
-	pushed, dropped, err := ct.nodes["node-a"].h.antiEntropyPass(context.Background())
+	pushed, dropped, err := ct.nodes["node-a"].h.cl.rep.AntiEntropyPass(context.Background())
 	if err != nil || pushed != 2 || dropped != 0 {
 		t.Fatalf("pass: pushed %d dropped %d %v", pushed, dropped, err)
 	}
 	if _, err := ct.local("node-a", "blog.example"); err != nil {
 		t.Fatalf("node-a dropped an unconfirmed copy: %v", err)
 	}
-}
-
-// TestAntiEntropySchedule: a pass every interval, and one 10 s after an
-// index membership change (further changes during the wait do not delay
-// it; other changes trigger nothing).
-func TestAntiEntropySchedule(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		start := time.Now()
-		view := func(states map[string]cluster.State, extra ...cluster.Member) *cluster.View {
-			v := testView("node-a", states, "node-a", "node-b")
-			return cluster.NewView("node-a", append(v.Members, extra...), time.Now())
-		}
-		mem := cluster.NewStatic(view(nil))
-		passes := make(chan time.Duration, 16)
-		ae := antiEntropy{interval: func() time.Duration { return time.Minute }, settle: 10 * time.Second, mem: mem,
-			pass: func(context.Context) { passes <- time.Since(start) }}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- ae.run(ctx) }()
-		synctest.Wait()
-
-		next := func(want time.Duration) {
-			t.Helper()
-			if got := <-passes; got != want {
-				t.Fatalf("pass at %v, want %v", got, want)
-			}
-		}
-		next(time.Minute)
-		time.Sleep(5 * time.Second) // t = 65 s
-		mem.Set(view(map[string]cluster.State{"node-b": cluster.StateDead}))
-		synctest.Wait()
-		time.Sleep(5 * time.Second) // t = 70 s: another change does not delay
-		mem.Set(view(nil))
-		synctest.Wait()
-		next(75 * time.Second)
-		// A member without the index role changes nothing.
-		mem.Set(view(nil, cluster.Member{ID: "node-s", Roles: []string{"storage"}, State: cluster.StateAlive}))
-		synctest.Wait()
-		next(135 * time.Second)
-		cancel()
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case d := <-passes:
-			t.Fatalf("extra pass at %v", d)
-		default:
-		}
-	})
 }
 
 // TestAntiEntropyIntervalReload: ApplyCluster's index_sync_interval takes
@@ -212,11 +162,13 @@ func TestAntiEntropyIntervalReload(t *testing.T) {
 		_ = r.ApplyCluster(cluster.Config{IndexSyncInterval: time.Minute})
 		start := time.Now()
 		passes := make(chan time.Duration, 4)
-		ae := antiEntropy{interval: func() time.Duration { return time.Duration(r.syncInterval.Load()) }, settle: time.Second,
-			mem: cluster.NewStatic(testView("node-a", nil, "node-a")), pass: func(context.Context) { passes <- time.Since(start) }}
+		alone := cluster.NewView("node-a", []cluster.Member{{ID: "node-a", Roles: []string{roleName}, State: cluster.StateAlive}},
+			start)
+		ae := replication.AntiEntropy{Interval: func() time.Duration { return time.Duration(r.syncInterval.Load()) },
+			Settle: time.Second, Membership: cluster.NewStatic(alone), Pass: func(context.Context) { passes <- time.Since(start) }}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() { done <- ae.run(ctx) }()
+		go func() { done <- ae.Run(ctx) }()
 		defer func() { cancel(); <-done }()
 		synctest.Wait() // the first wait (1 min) is armed
 		if err := r.ApplyCluster(cluster.Config{IndexSyncInterval: 10 * time.Second}); err != nil {
@@ -229,35 +181,4 @@ func TestAntiEntropyIntervalReload(t *testing.T) {
 			}
 		}
 	})
-}
-
-// TestClusterPeersRetireClients: clients follow the alive index members,
-// and a departed member's target series are removed.
-func TestClusterPeersRetireClients(t *testing.T) {
-	met := runtime.NewMetrics(nil)
-	mem := cluster.NewStatic(testView("node-a", nil, "node-a", "node-b", "node-c"))
-	cp := NewClusterPeers(ClusterPeerOptions{Membership: mem, Replicas: 3, Metrics: met})
-	defer cp.Close()
-	series := `ron_breaker_state{role="index",target="node-b.test:5304",state="closed"}`
-	if cp.Len() != 2 || cp.OpenCount() != 0 {
-		t.Fatalf("Len %d", cp.Len())
-	}
-	if _, ok := met.Values()[series]; !ok {
-		t.Fatalf("no %s", series)
-	}
-	before := cp.current()["node-c"]
-	mem.Set(testView("node-a", map[string]cluster.State{"node-b": cluster.StateDead}, "node-a", "node-b", "node-c"))
-	if cp.Len() != 1 || cp.current()["node-c"] != before {
-		t.Fatalf("after node-b died: Len %d, node-c rebuilt %v", cp.Len(), cp.current()["node-c"] != before)
-	}
-	if _, ok := met.Values()[series]; ok {
-		t.Fatalf("%s still exported", series)
-	}
-	if _, err := cp.writeClient("node-b"); err == nil {
-		t.Fatal("write client for a dead member")
-	}
-	mem.Set(testView("node-a", nil, "node-a"))
-	if _, err := cp.Name(context.Background(), "blog.example"); !errors.Is(err, hedge.ErrNotFound) {
-		t.Fatalf("lone node lookup: %v", err)
-	}
 }

@@ -7,11 +7,11 @@
 // local.go holds LocalClient, the in-process indexapi.Client.
 //
 // Cluster mode (docs/cluster.md §6, Options.Cluster) adds ownership:
-// owners.go picks each key's owners and primary, clusternames.go and
-// clusterforward.go route name writes through the primary,
-// clusterproviders.go sends provider records to their owners,
-// clusterreplica.go serves /replica/*, clusterpeers.go holds the per-member
-// clients and the cluster PeerSource, and antientropy.go repairs owners.
+// roles/index/ownership picks each key's owners and primary and holds the
+// per-member clients (the cluster PeerSource); roles/index/replication
+// routes name writes through the primary, sends provider records to their
+// owners and runs anti-entropy. role_cluster.go wires them into the role
+// and cluster_handlers.go serves the cluster-mode writes and /replica/*.
 package index
 
 import (
@@ -29,6 +29,7 @@ import (
 	"github.com/ronhq/ron/roles/index/cache"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/replication"
 	"github.com/ronhq/ron/runtime"
 )
 
@@ -50,7 +51,7 @@ type Handlers struct {
 	keys *auth.Keyring
 	now  func() time.Time
 	live atomic.Pointer[Settings]
-	cl   *clusterNode // cluster mode; nil = static mode (set before Mount)
+	cl   *clusterMode // cluster mode; nil = static mode (set before Mount)
 
 	// Metrics, when set, receives the handlers' docs/index.md §13 metrics (writes, auth
 	// failures, resolve latency, deadline hits) with role="index". Set it
@@ -117,8 +118,8 @@ func (h *Handlers) Mount(e *echo.Echo, mw ...echo.MiddlewareFunc) {
 	e.GET("/resolve/:key", h.getResolve, read...)
 	if h.cl != nil {
 		replicate := append([]echo.MiddlewareFunc{h.requireScope(indexapi.ScopeReplicate)}, mw...)
-		e.POST(pathReplicaNames, h.replicaNames, replicate...)
-		e.POST(pathReplicaProviders, h.replicaProviders, replicate...)
+		e.POST(replication.PathReplicaNames, h.replicaNames, replicate...)
+		e.POST(replication.PathReplicaProviders, h.replicaProviders, replicate...)
 	}
 }
 

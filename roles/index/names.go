@@ -15,6 +15,8 @@ import (
 	"github.com/ronhq/ron/httpx/ranges"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/ownership"
+	"github.com/ronhq/ron/roles/index/replication"
 	"github.com/ronhq/ron/store"
 )
 
@@ -133,7 +135,7 @@ func singleHeader(r *http.Request, name string) (v string, ok bool, err error) {
 // mode the write goes through the name's primary (clusterWrite).
 func (h *Handlers) doSet(ctx context.Context, name string, target store.ID, cond indexapi.Cond) (indexdb.Record, error) {
 	if h.cl != nil {
-		return h.clusterWrite(ctx, nameWrite{name: name, target: target, cond: cond}, false, "").result()
+		return h.clusterWrite(ctx, replication.NameWrite{Name: name, Target: target, Cond: cond}, false, "").Result()
 	}
 	rec, err := h.setName(ctx, name, target, cond)
 	h.countWrite(writeName, err, 1)
@@ -191,12 +193,12 @@ func (h *Handlers) doHistory(ctx context.Context, name string) (indexapi.NameHis
 
 // historyOf is doHistory; localOnly (?local=1) reads this node's store
 // only. In cluster mode a node that does not own the name, or an owner
-// that lacks it, asks the other index members (ClusterPeers.History).
+// that lacks it, asks the other index members (ownership.Peers.History).
 func (h *Handlers) historyOf(ctx context.Context, name string, localOnly bool) (indexapi.NameHistory, error) {
 	if err := indexapi.CheckName(name); err != nil {
 		return indexapi.NameHistory{}, err
 	}
-	if h.cl != nil && !localOnly && !h.cl.ownership().owns(nameKey(name)) {
+	if h.cl != nil && !localOnly && !h.cl.peers.Ownership().Owns(ownership.NameKey(name)) {
 		return h.peerHistory(ctx, name)
 	}
 	recs, err := h.db.History(ctx, name)
@@ -222,7 +224,7 @@ func (h *Handlers) historyOf(ctx context.Context, name string, localOnly bool) (
 // write. In cluster mode the write goes through the name's primary.
 func (h *Handlers) doDelete(ctx context.Context, name string, cond indexapi.Cond) (indexapi.NameDeletion, error) {
 	if h.cl != nil {
-		rec, err := h.clusterWrite(ctx, nameWrite{name: name, del: true, cond: cond}, false, "").result()
+		rec, err := h.clusterWrite(ctx, replication.NameWrite{Name: name, Delete: true, Cond: cond}, false, "").Result()
 		if err != nil {
 			return indexapi.NameDeletion{}, err
 		}
@@ -247,6 +249,18 @@ func (h *Handlers) deleteNamed(ctx context.Context, name string, cond indexapi.C
 	}
 	h.invalidateName(name)
 	return deletionOf(rec), nil
+}
+
+// invalidateName drops the cached answers of name.
+func (h *Handlers) invalidateName(name string) {
+	if c := h.settings().Cache; c != nil {
+		c.InvalidateName(name)
+	}
+}
+
+// deletionOf is the DELETE answer of a tombstone record.
+func deletionOf(rec indexdb.Record) indexapi.NameDeletion {
+	return indexapi.NameDeletion{Name: rec.Name, Version: rec.Version, Deleted: true, UpdatedAt: stamp(rec.UpdatedAt)}
 }
 
 // putName is PUT /names/{name}: set the pointer, optionally conditional.

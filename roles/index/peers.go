@@ -3,12 +3,10 @@ package index
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/zeebo/blake3"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/index/hedge"
 	"github.com/ronhq/ron/roles/index/indexapi"
+	"github.com/ronhq/ron/roles/index/ownership"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
 )
@@ -241,16 +240,16 @@ func (hp *HedgedPeers) order(key []byte) []peerClient {
 }
 
 // Name asks the peers for key (a name or "name@version"), in rendezvous
-// order of (name, peer URL); see lookupName.
+// order of (name, peer URL); see hedge.LookupName.
 func (hp *HedgedPeers) Name(ctx context.Context, key string) (indexapi.NameRecord, error) {
 	name, _, _ := strings.Cut(key, "@")
-	return lookupName(ctx, key, clientsOf(hp.order(nameKey(name))), hp.opt)
+	return hedge.LookupName(ctx, key, clientsOf(hp.order(ownership.NameKey(name))), hp.opt)
 }
 
 // Providers asks the peers for the live providers of id, in rendezvous
-// order of (digest, peer URL); see lookupProviders.
+// order of (digest, peer URL); see hedge.LookupProviders.
 func (hp *HedgedPeers) Providers(ctx context.Context, id store.ID) (indexapi.ProviderList, error) {
-	return lookupProviders(ctx, id, clientsOf(hp.order(id[:])), hp.opt)
+	return hedge.LookupProviders(ctx, id, clientsOf(hp.order(id[:])), hp.opt)
 }
 
 // clientsOf returns the peers' clients in order.
@@ -260,116 +259,6 @@ func clientsOf(ps []peerClient) []*client.Client {
 		out[i] = p.c
 	}
 	return out
-}
-
-// lookupName asks peers (in order) for key, a name or "name@version", with
-// GET /names/{key}?local=1 legs. Per docs/index.md §6 rule 3 the lookup ends at the first
-// satisfactory answer (200 with a valid record) and returns the highest
-// version among the satisfactory answers received by then (answers of legs
-// that completed before they saw the cancellation count too). No peers is
-// an *hedge.UnavailableError.
-func lookupName(ctx context.Context, key string, peers []*client.Client, opt hedge.Options) (indexapi.NameRecord, error) {
-	name, version, versioned := key, uint64(0), strings.Contains(key, "@")
-	var err error
-	if versioned {
-		name, version, err = indexapi.ParseNameVersion(key)
-	} else {
-		_, err = indexapi.ParseName(key)
-	}
-	if err != nil {
-		return indexapi.NameRecord{}, fmt.Errorf("index: peer lookup of %q: %w", key, err)
-	}
-	if len(peers) == 0 {
-		return indexapi.NameRecord{}, &hedge.UnavailableError{}
-	}
-	check := func(r indexapi.NameRecord) error {
-		switch {
-		case r.Name != name:
-			return fmt.Errorf("answer for name %q, asked %q", r.Name, name)
-		case versioned && r.Version != version:
-			return fmt.Errorf("answer for version %d, asked %d", r.Version, version)
-		case r.Version == 0:
-			return errors.New("answer without a version")
-		}
-		if _, err := store.ParseID(r.B3); err != nil {
-			return fmt.Errorf("answer target: %v", err)
-		}
-		return nil
-	}
-
-	var (
-		mu   sync.Mutex
-		best indexapi.NameRecord
-		have bool
-	)
-	path := hedge.NamesPath(key)
-	legs := make([]hedge.Peer[indexapi.NameRecord], len(peers))
-	for i, c := range peers {
-		legs[i] = &collectPeer{
-			HTTPPeer: &hedge.HTTPPeer[indexapi.NameRecord]{Client: c, Path: path, Op: "GET /names/{name}", Check: check},
-			got: func(r indexapi.NameRecord) {
-				mu.Lock()
-				defer mu.Unlock()
-				if !have || r.Version > best.Version {
-					best, have = r, true
-				}
-			},
-		}
-	}
-	rec, _, err := hedge.Lookup(ctx, legs, func(indexapi.NameRecord) bool { return true }, opt)
-	if err != nil {
-		return indexapi.NameRecord{}, err
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if have && best.Version > rec.Version {
-		rec = best
-	}
-	return rec, nil
-}
-
-// lookupProviders asks peers (in order) for the live providers of id with
-// GET /providers/{b3}?local=1 legs; the first answer with at least one
-// (unexpired) provider wins (docs/index.md §6 rule 3). No peers is an
-// *hedge.UnavailableError.
-func lookupProviders(ctx context.Context, id store.ID, peers []*client.Client, opt hedge.Options) (indexapi.ProviderList, error) {
-	if len(peers) == 0 {
-		return indexapi.ProviderList{}, &hedge.UnavailableError{}
-	}
-	b3 := id.String()
-	check := func(l indexapi.ProviderList) error {
-		if l.B3 != b3 {
-			return fmt.Errorf("answer for %q, asked %q", l.B3, b3)
-		}
-		for _, p := range l.Providers {
-			if p.ExpiresInS <= 0 {
-				return fmt.Errorf("expired provider record %q", p.Node)
-			}
-		}
-		return nil
-	}
-	path := hedge.ProvidersPath(b3)
-	legs := make([]hedge.Peer[indexapi.ProviderList], len(peers))
-	for i, c := range peers {
-		legs[i] = &hedge.HTTPPeer[indexapi.ProviderList]{Client: c, Path: path, Op: "GET /providers/{b3}", Check: check}
-	}
-	l, _, err := hedge.Lookup(ctx, legs, func(l indexapi.ProviderList) bool { return len(l.Providers) > 0 }, opt)
-	return l, err
-}
-
-// collectPeer wraps an HTTPPeer and reports every valid answer to got, so
-// Name can pick the highest version among the answers received.
-type collectPeer struct {
-	*hedge.HTTPPeer[indexapi.NameRecord]
-	got func(indexapi.NameRecord)
-}
-
-func (p *collectPeer) Lookup(ctx context.Context) (indexapi.NameRecord, error) {
-	r, err := p.HTTPPeer.Lookup(ctx)
-	if err == nil {
-		p.got(r)
-	}
-	return r, err
 }
 
 // breakerMove is one peer breaker transition, logged by the role.

@@ -15,6 +15,7 @@ import (
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/index/hedge"
 	"github.com/ronhq/ron/roles/index/indexapi"
+	"github.com/ronhq/ron/roles/index/ownership"
 	"github.com/ronhq/ron/store"
 )
 
@@ -237,7 +238,7 @@ func TestHedgedPeersRendezvousOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hp.Close()
-	key := nameKey("site")
+	key := ownership.NameKey("site")
 	first := hp.order(key)
 	again := hp.order(key)
 	moved := false
@@ -247,7 +248,7 @@ func TestHedgedPeersRendezvousOrder(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"a", "b", "c", "d", "e", "f"} {
-		if hp.order(nameKey(k))[0].url != first[0].url {
+		if hp.order(ownership.NameKey(k))[0].url != first[0].url {
 			moved = true
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/ronhq/ron/roles/index/hedge"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/ownership"
 	"github.com/ronhq/ron/store"
 )
 
@@ -262,7 +263,7 @@ func (h *Handlers) resolveName(ctx context.Context, key string, o resolveOpts) (
 			return rec, false, err
 		}
 		miss = err
-	} else if _, err := nameOfKey(key); err != nil {
+	} else if _, err := ownership.NameOf(key); err != nil {
 		return indexapi.NameRecord{}, false, err
 	}
 	peers := o.peers()
@@ -306,7 +307,7 @@ func (h *Handlers) resolveName(ctx context.Context, key string, o resolveOpts) (
 // means the budget cut the peer lookup. In cluster mode only an owner of
 // id (or a ?local=1 leg) reads its own store first.
 func (h *Handlers) resolveProviders(ctx context.Context, id store.ID, region string, limit int, o resolveOpts) (ps []indexapi.ProviderInfo, fromPeer, partial bool, err error) {
-	if o.localOnly || h.cl == nil || h.cl.ownership().owns(objectKey(id)) {
+	if o.localOnly || h.cl == nil || h.cl.peers.Ownership().Owns(ownership.ObjectKey(id)) {
 		list, err := h.doProviders(ctx, id, region, limit)
 		if err == nil {
 			return list.Providers, false, false, nil
@@ -383,8 +384,8 @@ func (h *Handlers) readsNameLocally(key string) bool {
 	if h.cl == nil {
 		return true
 	}
-	name, err := nameOfKey(key)
-	return err != nil || h.cl.ownership().owns(nameKey(name))
+	name, err := ownership.NameOf(key)
+	return err != nil || h.cl.peers.Ownership().Owns(ownership.NameKey(name))
 }
 
 // preferRegion orders a peer's provider list for this caller: records in

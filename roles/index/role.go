@@ -17,6 +17,7 @@ import (
 	"github.com/ronhq/ron/roles/index/cache"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/ownership"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/module"
 	"github.com/ronhq/ron/store/kv"
@@ -63,7 +64,7 @@ type Role struct {
 	compat map[string]bool // route templates of the docs/index.md §10 routes
 
 	peers  atomic.Pointer[HedgedPeers]
-	cpeers *ClusterPeers // cluster mode's peers; nil in static mode
+	cpeers *ownership.Peers // cluster mode's peers; nil in static mode
 	// syncInterval is index_sync_interval in ns (ApplyCluster changes it live).
 	syncInterval atomic.Int64
 	setup        peerSetup // guarded by applyMu

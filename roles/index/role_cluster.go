@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ronhq/ron/roles/index/ownership"
+	"github.com/ronhq/ron/roles/index/replication"
 	"github.com/ronhq/ron/runtime/cluster"
 )
 
@@ -29,11 +31,14 @@ func (r *Role) enableCluster(cfg Config) {
 	ps, _ := newPeerSetup(cfg, "", r.opt.Metrics)
 	bo := ps.bo
 	bo.OnStateChange = r.breakerMoved
-	r.cpeers = NewClusterPeers(ClusterPeerOptions{Membership: r.opt.Cluster, Self: r.opt.Node.ID,
+	r.cpeers = ownership.NewPeers(ownership.PeerOptions{Membership: r.opt.Cluster, Self: r.opt.Node.ID,
 		Replicas: r.clusterConfig().IndexReplicas, Lookup: ps.hedge, Breaker: bo, Token: r.opt.Node.Token,
 		Metrics: r.opt.Metrics})
-	r.h.enableCluster(newClusterNode(r.cpeers, r.opt.Metrics))
+	r.h.enableCluster(r.cpeers, r.opt.Metrics)
 }
+
+// The cluster peers are the handlers' peer source in cluster mode.
+var _ PeerSource = (*ownership.Peers)(nil)
 
 // reconfigureCluster is rebuildPeers in cluster mode: index.peers is
 // ignored; new lookup or breaker keys rebuild the member clients. Callers
@@ -54,9 +59,9 @@ func (r *Role) reconfigureCluster(cfg Config) {
 // antiEntropyTask is the worker index_antientropy.
 func (r *Role) antiEntropyTask() func(context.Context) error {
 	r.syncInterval.Store(int64(r.clusterConfig().IndexSyncInterval))
-	ae := antiEntropy{interval: func() time.Duration { return time.Duration(r.syncInterval.Load()) }, settle: antiEntropySettle,
-		mem: r.opt.Cluster, pass: r.antiEntropyPass}
-	return ae.run
+	ae := replication.AntiEntropy{Interval: func() time.Duration { return time.Duration(r.syncInterval.Load()) },
+		Settle: replication.AntiEntropySettle, Membership: r.opt.Cluster, Pass: r.antiEntropyPass}
+	return ae.Run
 }
 
 // ApplyCluster hot-applies the [cluster] keys the index reads live:
@@ -72,7 +77,7 @@ func (r *Role) ApplyCluster(c cluster.Config) error {
 
 // antiEntropyPass runs one pass and logs its outcome.
 func (r *Role) antiEntropyPass(ctx context.Context) {
-	pushed, dropped, err := r.h.antiEntropyPass(ctx)
+	pushed, dropped, err := r.h.cl.rep.AntiEntropyPass(ctx)
 	switch {
 	case err != nil && ctx.Err() == nil:
 		r.Log.Warn().Err(err).Int("pushed", pushed).Msg("index anti-entropy pass failed; the next pass retries")
@@ -83,9 +88,9 @@ func (r *Role) antiEntropyPass(ctx context.Context) {
 
 // clusterDetails is the "cluster" object of the role's status details.
 func (r *Role) clusterDetails() map[string]any {
-	own := r.h.cl.ownership()
+	own := r.cpeers.Ownership()
 	return map[string]any{
-		"node_id": own.self(), "index_members": len(own.view.WithRole(roleName)),
-		"index_alive": len(own.alive()), "replicas": own.r, "r_eff": own.rEff(), "w_idx": own.wIdx(),
+		"node_id": own.Self(), "index_members": len(own.Known()),
+		"index_alive": len(own.Alive()), "replicas": own.R(), "r_eff": own.REff(), "w_idx": own.WIdx(),
 	}
 }

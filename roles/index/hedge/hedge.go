@@ -2,7 +2,9 @@
 // legs at once, β more after hedge_ms, the first satisfactory answer wins and
 // cancels the rest, transient failures are retried within the budget, and one
 // total deadline bounds everything. It knows nothing about HTTP: a Peer is
-// anything that can look a key up; HTTPPeer adapts an httpx/client.Client.
+// anything that can look a key up; HTTPPeer adapts an httpx/client.Client,
+// and LookupName and LookupProviders are the index's two lookups over such
+// clients (used by the role's static peers and by roles/index/ownership).
 package hedge
 
 import (

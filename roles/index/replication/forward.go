@@ -1,4 +1,4 @@
-package index
+package replication
 
 import (
 	"bytes"
@@ -10,17 +10,16 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/index/hedge"
 	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/ownership"
 	"github.com/ronhq/ron/runtime/cluster"
 )
 
-// relayed is the primary's raw answer to a forwarded write.
-type relayed struct {
+// Relayed is the primary's raw answer to a forwarded write.
+type Relayed struct {
 	status int
 	header http.Header
 	body   []byte
@@ -40,24 +39,25 @@ var relayStatuses = func() []int {
 	return out
 }()
 
-// write sends the relayed answer to the client unchanged.
-func (r *relayed) write(c echo.Context) error {
-	hd := c.Response().Header()
+// Write sends the relayed answer to the client unchanged: its status, body
+// and the headers of relayHeaders.
+func (r *Relayed) Write(w http.ResponseWriter) error {
+	hd := w.Header()
 	for _, k := range relayHeaders {
 		if v := r.header.Values(k); len(v) > 0 {
 			hd[k] = v
 		}
 	}
 	hd.Set("Content-Length", strconv.Itoa(len(r.body)))
-	c.Response().WriteHeader(r.status)
-	_, err := c.Response().Write(r.body)
+	w.WriteHeader(r.status)
+	_, err := w.Write(r.body)
 	return err
 }
 
 // result decodes the relayed answer: a record (PUT) or deletion (DELETE)
 // on 2xx (indexdb.Record's JSON form), else the envelope as an
 // *httpx.Error.
-func (r *relayed) result() (indexdb.Record, error) {
+func (r *Relayed) result() (indexdb.Record, error) {
 	if r.status/100 != 2 {
 		return indexdb.Record{}, httpx.DecodeError(r.status, r.body)
 	}
@@ -69,15 +69,15 @@ func (r *relayed) result() (indexdb.Record, error) {
 	return rec, nil
 }
 
-// forwardWrite sends the write to the primary with this node's token, the
+// forward sends the write to the primary with this node's token, the
 // same preconditions and X-Ron-Forwarded, and returns its answer raw.
-func (h *Handlers) forwardWrite(ctx context.Context, primary cluster.Member, w nameWrite, corrID string) writeOutcome {
-	c, err := h.cl.peers.writeClient(primary.ID)
+func (n *Node) forward(ctx context.Context, primary cluster.Member, w NameWrite, corrID string) Outcome {
+	c, err := n.peers.WriteClient(primary.ID)
 	if err != nil {
-		return writeOutcome{err: err}
+		return Outcome{Err: err}
 	}
-	req := forwardRequest(w, h.cl.self(), corrID)
-	rl := &relayed{}
+	req := forwardRequest(w, n.ownership().Self(), corrID)
+	rl := &Relayed{}
 	req.Validate = func(resp *http.Response) error {
 		body, err := io.ReadAll(io.LimitReader(resp.Body, hedge.MaxAnswer))
 		if err != nil {
@@ -86,12 +86,12 @@ func (h *Handlers) forwardWrite(ctx context.Context, primary cluster.Member, w n
 		rl.status, rl.header, rl.body = resp.StatusCode, resp.Header.Clone(), body
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, forwardTimeout)
+	ctx, cancel := context.WithTimeout(ctx, ownership.ForwardTimeout)
 	defer cancel()
 	if _, err := c.Do(ctx, req); err != nil {
-		return writeOutcome{err: errForward(primary.ID, err)}
+		return Outcome{Err: errForward(primary.ID, err)}
 	}
-	return writeOutcome{relay: rl}
+	return Outcome{Relay: rl}
 }
 
 // errForward is the answer to a forwarded write the primary did not answer
@@ -109,19 +109,19 @@ func errForward(primary string, err error) error {
 }
 
 // forwardRequest is the request forwarding w to its primary.
-func forwardRequest(w nameWrite, self, corrID string) *client.Request {
+func forwardRequest(w NameWrite, self, corrID string) *client.Request {
 	hdr := http.Header{HeaderForwarded: {self}, "Accept": {"application/json"}}
 	if corrID != "" {
 		hdr.Set("X-Corr-ID", corrID)
 	}
-	if k, v := w.cond.Header(); k != "" {
+	if k, v := w.Cond.Header(); k != "" {
 		hdr.Set(k, v)
 	}
-	req := &client.Request{Method: http.MethodDelete, Path: "/names/" + w.name, Header: hdr,
+	req := &client.Request{Method: http.MethodDelete, Path: "/names/" + w.Name, Header: hdr,
 		Retry: client.RetryNever, Op: "DELETE /names/{name}", AcceptStatus: relayStatuses}
-	if !w.del {
+	if !w.Delete {
 		req.Method, req.Op = http.MethodPut, "PUT /names/{name}"
-		req.Body = bytes.NewReader([]byte(`{"b3":"` + w.target.String() + `"}`))
+		req.Body = bytes.NewReader([]byte(`{"b3":"` + w.Target.String() + `"}`))
 		hdr.Set("Content-Type", "application/json")
 	}
 	return req

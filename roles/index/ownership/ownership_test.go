@@ -1,10 +1,11 @@
-package index
+package ownership
 
 import (
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/cluster/rendezvous"
 	"github.com/ronhq/ron/store"
@@ -20,12 +21,13 @@ func testView(self string, states map[string]cluster.State, ids ...string) *clus
 		if st == "" {
 			st = cluster.StateAlive
 		}
-		ms = append(ms, cluster.Member{ID: id, Roles: []string{roleName}, State: st, Since: now,
-			URLs: map[string]string{roleName: "http://" + id + ".test:5304"}})
+		ms = append(ms, cluster.Member{ID: id, Roles: []string{indexapi.RoleName}, State: st, Since: now,
+			URLs: map[string]string{indexapi.RoleName: "http://" + id + ".test:5304"}})
 	}
 	return cluster.NewView(self, ms, now)
 }
 
+// memberIDs returns the ids of ms, in order.
 func memberIDs(ms []cluster.Member) []string {
 	out := make([]string, len(ms))
 	for i, m := range ms {
@@ -37,23 +39,22 @@ func memberIDs(ms []cluster.Member) []string {
 // TestOwnersSpecVector is docs/cluster.md §3: blog.example over node-a…d
 // has owners node-b, node-c, node-d (R 3) and primary node-b.
 func TestOwnersSpecVector(t *testing.T) {
-	own := ownership{view: testView("node-a", nil, "node-a", "node-b", "node-c", "node-d"), r: 3}
-	key := nameKey("blog.example")
-	if got := memberIDs(own.owners(key)); !slices.Equal(got, []string{"node-b", "node-c", "node-d"}) {
+	own := Of(testView("node-a", nil, "node-a", "node-b", "node-c", "node-d"), 3, "")
+	key := NameKey("blog.example")
+	if got := memberIDs(own.Owners(key)); !slices.Equal(got, []string{"node-b", "node-c", "node-d"}) {
 		t.Fatalf("owners %v", got)
 	}
-	if p, ok := own.primary(key); !ok || p.ID != "node-b" {
+	if p, ok := own.Primary(key); !ok || p.ID != "node-b" {
 		t.Fatalf("primary %v %v", p.ID, ok)
 	}
-	if own.owns(key) {
+	if own.Owns(key) {
 		t.Fatal("node-a owns blog.example")
 	}
 	if got := memberIDs(own.candidates(key)); !slices.Equal(got, []string{"node-b", "node-c", "node-d"}) {
 		t.Fatalf("candidates %v", got)
 	}
-	b := own
-	b.me = "node-b"
-	if !b.owns(key) {
+	b := Of(own.view, 3, "node-b")
+	if !b.Owns(key) {
 		t.Fatal("node-b does not own blog.example")
 	}
 	if got := memberIDs(b.candidates(key)); !slices.Equal(got, []string{"node-c", "node-d", "node-a"}) {
@@ -64,17 +65,17 @@ func TestOwnersSpecVector(t *testing.T) {
 // TestOwnersMoveOnDeath: ownership moves to the next alive member at once
 // while R_eff still counts the departed one.
 func TestOwnersMoveOnDeath(t *testing.T) {
-	key := nameKey("blog.example")
+	key := NameKey("blog.example")
 	dead := map[string]cluster.State{"node-b": cluster.StateDead}
-	own := ownership{view: testView("node-a", dead, "node-a", "node-b", "node-c", "node-d"), r: 3}
-	if got := memberIDs(own.owners(key)); !slices.Equal(got, []string{"node-c", "node-d", "node-a"}) {
+	own := Of(testView("node-a", dead, "node-a", "node-b", "node-c", "node-d"), 3, "")
+	if got := memberIDs(own.Owners(key)); !slices.Equal(got, []string{"node-c", "node-d", "node-a"}) {
 		t.Fatalf("owners %v", got)
 	}
-	if p, _ := own.primary(key); p.ID != "node-c" {
+	if p, _ := own.Primary(key); p.ID != "node-c" {
 		t.Fatalf("primary %s", p.ID)
 	}
-	if !own.owns(key) || own.rEff() != 3 || own.wIdx() != 2 {
-		t.Fatalf("owns %v rEff %d wIdx %d", own.owns(key), own.rEff(), own.wIdx())
+	if !own.Owns(key) || own.REff() != 3 || own.WIdx() != 2 {
+		t.Fatalf("owns %v rEff %d wIdx %d", own.Owns(key), own.REff(), own.WIdx())
 	}
 }
 
@@ -97,9 +98,9 @@ func TestOwnershipQuorum(t *testing.T) {
 		{"lone survivor", 3, map[string]cluster.State{"b": dead, "c": cluster.StateLeft}, []string{"a", "b", "c"}, 3, 2, 1},
 	}
 	for _, tc := range cases {
-		own := ownership{view: testView("a", tc.states, tc.ids...), r: tc.r}
-		if own.rEff() != tc.rEff || own.wIdx() != tc.wIdx || len(own.owners(nameKey("x"))) != tc.owners {
-			t.Errorf("%s: rEff %d wIdx %d owners %d", tc.name, own.rEff(), own.wIdx(), len(own.owners(nameKey("x"))))
+		own := Of(testView("a", tc.states, tc.ids...), tc.r, "")
+		if own.REff() != tc.rEff || own.WIdx() != tc.wIdx || len(own.Owners(NameKey("x"))) != tc.owners {
+			t.Errorf("%s: rEff %d wIdx %d owners %d", tc.name, own.REff(), own.WIdx(), len(own.Owners(NameKey("x"))))
 		}
 	}
 }
@@ -108,14 +109,14 @@ func TestOwnershipQuorum(t *testing.T) {
 // the rendezvous top R in choice order, whatever the key.
 func TestOwnersFollowRendezvous(t *testing.T) {
 	ids := []string{"node-a", "node-b", "node-c", "node-d", "node-e"}
-	own := ownership{view: testView("node-a", nil, ids...), r: 3}
+	own := Of(testView("node-a", nil, ids...), 3, "")
 	for i := range 50 {
 		id := store.Sum([]byte{byte(i)})
-		want := rendezvous.IDs(rendezvous.Top(3, cluster.Candidates(own.alive()), id[:]))
-		if got := memberIDs(own.owners(objectKey(id))); !slices.Equal(got, want) {
+		want := rendezvous.IDs(rendezvous.Top(3, cluster.Candidates(own.Alive()), id[:]))
+		if got := memberIDs(own.Owners(ObjectKey(id))); !slices.Equal(got, want) {
 			t.Fatalf("%d: owners %v, want %v", i, got, want)
 		}
-		cands := memberIDs(own.candidates(objectKey(id)))
+		cands := memberIDs(own.candidates(ObjectKey(id)))
 		if slices.Contains(cands, "node-a") || len(cands) != 4 {
 			t.Fatalf("candidates %v", cands)
 		}

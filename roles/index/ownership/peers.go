@@ -1,4 +1,4 @@
-package index
+package ownership
 
 import (
 	"bytes"
@@ -20,16 +20,16 @@ import (
 
 // Node-to-node call budgets (decided here; docs/cluster.md §6 is silent).
 const (
-	// replicaTimeout bounds one POST /replica/* call.
+	// replicaTimeout bounds one POST /replica/* call (Peers.Post).
 	replicaTimeout = 2 * time.Second
-	// forwardTimeout bounds a forwarded name write: the primary's local
+	// ForwardTimeout bounds a forwarded name write: the primary's local
 	// transaction plus its replica calls, within the listeners' 5 s write
-	// timeout.
-	forwardTimeout = replicaTimeout + 2*time.Second
+	// timeout. It is also the write clients' timeout.
+	ForwardTimeout = replicaTimeout + 2*time.Second
 )
 
-// ClusterPeerOptions configure NewClusterPeers.
-type ClusterPeerOptions struct {
+// PeerOptions configure NewPeers.
+type PeerOptions struct {
 	// Membership is the cluster's membership.
 	Membership cluster.Membership
 	// Self is this node's id ("" = the View's Self).
@@ -40,13 +40,13 @@ type ClusterPeerOptions struct {
 	Lookup hedge.Options
 	// Breaker is the per-peer lookup breaker of docs/index.md §6.
 	Breaker client.BreakerOptions
-	// Token is the node-to-node bearer (Options.NodeToken).
+	// Token mints the node-to-node bearer (the node's Node.Token).
 	Token func(context.Context) (string, error)
 	// Metrics receives the clients' metrics with role="index".
 	Metrics *runtime.Metrics
 }
 
-// ClusterPeers is the cluster-mode PeerSource (docs/cluster.md §6,
+// Peers is the cluster-mode peer source of the index (docs/cluster.md §6,
 // docs/index.md §6) and the index's node-to-node client set. For every
 // alive index member but this node it keeps, per member URL, a lookup client
 // with the docs/index.md §6 peer breaker and a write client (forwarded name writes and
@@ -56,7 +56,7 @@ type ClusterPeerOptions struct {
 // `target` labels stay bounded by the membership. Lookup candidates for a
 // key are its owners in score order, then the other alive index members in
 // score order. It is safe for concurrent use.
-type ClusterPeers struct {
+type Peers struct {
 	mem     cluster.Membership
 	self    string
 	r       int
@@ -76,21 +76,19 @@ type memberClients struct {
 	lookup, write *client.Client
 }
 
-var _ PeerSource = (*ClusterPeers)(nil)
-
-// NewClusterPeers returns the peer set of opt; it does no I/O. Clients are
+// NewPeers returns the peer set of opt; it does no I/O. Clients are
 // built on first use.
-func NewClusterPeers(opt ClusterPeerOptions) *ClusterPeers {
+func NewPeers(opt PeerOptions) *Peers {
 	if opt.Metrics == nil {
 		opt.Metrics = runtime.NewMetrics(nil)
 	}
-	return &ClusterPeers{mem: opt.Membership, self: opt.Self, r: max(opt.Replicas, 1), token: opt.Token, metrics: opt.Metrics,
+	return &Peers{mem: opt.Membership, self: opt.Self, r: max(opt.Replicas, 1), token: opt.Token, metrics: opt.Metrics,
 		opt: opt.Lookup, breaker: opt.Breaker}
 }
 
 // Reconfigure replaces the lookup options and the lookup breaker. Every
 // client is rebuilt on next use (breakers start closed).
-func (cp *ClusterPeers) Reconfigure(lookup hedge.Options, breaker client.BreakerOptions) {
+func (cp *Peers) Reconfigure(lookup hedge.Options, breaker client.BreakerOptions) {
 	cp.mu.Lock()
 	old := cp.members
 	cp.opt, cp.breaker, cp.view, cp.members = lookup, breaker, nil, nil
@@ -99,23 +97,21 @@ func (cp *ClusterPeers) Reconfigure(lookup hedge.Options, breaker client.Breaker
 }
 
 // Close retires every client. The set stays usable (clients are rebuilt).
-func (cp *ClusterPeers) Close() { cp.Reconfigure(cp.options()) }
+func (cp *Peers) Close() { cp.Reconfigure(cp.options()) }
 
 // options returns the lookup options and breaker in force.
-func (cp *ClusterPeers) options() (hedge.Options, client.BreakerOptions) {
+func (cp *Peers) options() (hedge.Options, client.BreakerOptions) {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	return cp.opt, cp.breaker
 }
 
-// ownership returns the current View's ownership.
-func (cp *ClusterPeers) ownership() ownership {
-	return ownership{view: cp.mem.View(), r: cp.r, me: cp.self}
-}
+// Ownership returns the ownership of the current membership View.
+func (cp *Peers) Ownership() View { return Of(cp.mem.View(), cp.r, cp.self) }
 
 // current returns the clients of the current View, rebuilding them when the
 // View changed since the last call.
-func (cp *ClusterPeers) current() map[string]*memberClients {
+func (cp *Peers) current() map[string]*memberClients {
 	cp.mu.Lock()
 	v := cp.mem.View() // read under the lock: an older View never replaces a newer set
 	if v == cp.view && cp.members != nil {
@@ -125,9 +121,9 @@ func (cp *ClusterPeers) current() map[string]*memberClients {
 	}
 	old := cp.members
 	next := make(map[string]*memberClients)
-	self := ownership{view: v, me: cp.self}.self()
-	for _, m := range v.Alive(roleName) {
-		u := m.URL(roleName)
+	self := Of(v, 0, cp.self).Self()
+	for _, m := range v.Alive(indexapi.RoleName) {
+		u := m.URL(indexapi.RoleName)
 		if m.ID == self || u == "" {
 			continue
 		}
@@ -144,13 +140,13 @@ func (cp *ClusterPeers) current() map[string]*memberClients {
 }
 
 // newMember builds a member's clients. Callers hold mu.
-func (cp *ClusterPeers) newMember(id, url string) *memberClients {
+func (cp *Peers) newMember(id, url string) *memberClients {
 	lookup := client.Options{BaseURL: url, Token: cp.token, Timeout: cp.opt.Deadline, Retries: -1,
-		Breaker: cp.breaker, Metrics: cp.metrics.Set(), Role: roleName}
+		Breaker: cp.breaker, Metrics: cp.metrics.Set(), Role: indexapi.RoleName}
 	if lookup.Timeout <= 0 {
 		lookup.Timeout = hedge.DefaultDeadline
 	}
-	write := client.Options{BaseURL: url, Token: cp.token, Timeout: forwardTimeout, Retries: -1, Role: roleName,
+	write := client.Options{BaseURL: url, Token: cp.token, Timeout: ForwardTimeout, Retries: -1, Role: indexapi.RoleName,
 		Breaker: client.BreakerOptions{FailureStatus: func(s int) bool { return s >= 500 && s != http.StatusServiceUnavailable }}}
 	// The write client's metrics stay private: its breaker would otherwise
 	// share the ron_breaker_state series of the lookup client's target.
@@ -159,7 +155,7 @@ func (cp *ClusterPeers) newMember(id, url string) *memberClients {
 
 // retire closes the clients of old that next does not keep and removes the
 // metric series of targets no kept client uses.
-func (cp *ClusterPeers) retire(old, next map[string]*memberClients) {
+func (cp *Peers) retire(old, next map[string]*memberClients) {
 	kept := map[string]bool{}
 	for _, mc := range next {
 		kept[mc.lookup.Target()] = true
@@ -182,21 +178,21 @@ func (cp *ClusterPeers) retire(old, next map[string]*memberClients) {
 func forgetTarget(m *runtime.Metrics, target string) {
 	set := m.Set()
 	for _, s := range []string{client.StateClosed, client.StateHalfOpen, client.StateOpen} {
-		set.UnregisterMetric(fmt.Sprintf(`ron_breaker_state{role=%q,target=%q,state=%q}`, roleName, target, s))
+		set.UnregisterMetric(fmt.Sprintf(`ron_breaker_state{role=%q,target=%q,state=%q}`, indexapi.RoleName, target, s))
 	}
-	set.UnregisterMetric(fmt.Sprintf(`ron_breaker_open_total{role=%q,target=%q}`, roleName, target))
+	set.UnregisterMetric(fmt.Sprintf(`ron_breaker_open_total{role=%q,target=%q}`, indexapi.RoleName, target))
 	for _, res := range []string{"ok", "not_found", "error", "canceled", "skipped"} {
-		set.UnregisterMetric(runtime.MetricName("index_peer_requests_total", "role", roleName, "target", target,
+		set.UnregisterMetric(runtime.MetricName("index_peer_requests_total", "role", indexapi.RoleName, "target", target,
 			"result", res))
 	}
 }
 
 // Len returns how many peers have clients (alive index members but this
 // node).
-func (cp *ClusterPeers) Len() int { return len(cp.current()) }
+func (cp *Peers) Len() int { return len(cp.current()) }
 
 // OpenCount returns how many peers' lookup breakers are open.
-func (cp *ClusterPeers) OpenCount() int {
+func (cp *Peers) OpenCount() int {
 	n := 0
 	for _, mc := range cp.current() {
 		if mc.lookup.BreakerState() == client.StateOpen {
@@ -207,10 +203,10 @@ func (cp *ClusterPeers) OpenCount() int {
 }
 
 // lookupClients returns the lookup clients of key's candidates, in order.
-func (cp *ClusterPeers) lookupClients(key []byte) []*client.Client {
+func (cp *Peers) lookupClients(key []byte) []*client.Client {
 	ms := cp.current()
 	var out []*client.Client
-	for _, m := range cp.ownership().candidates(key) {
+	for _, m := range cp.Ownership().candidates(key) {
 		if mc := ms[m.ID]; mc != nil {
 			out = append(out, mc.lookup)
 		}
@@ -218,38 +214,39 @@ func (cp *ClusterPeers) lookupClients(key []byte) []*client.Client {
 	return out
 }
 
-// Name implements PeerSource over the cluster candidates of the name. When
+// Name asks the cluster candidates of the name for key (a name or
+// "name@version"; see hedge.LookupName); a malformed key is 400. When
 // no other index member is alive nobody else can know the name:
 // hedge.ErrNotFound.
-func (cp *ClusterPeers) Name(ctx context.Context, key string) (indexapi.NameRecord, error) {
-	name, err := nameOfKey(key)
+func (cp *Peers) Name(ctx context.Context, key string) (indexapi.NameRecord, error) {
+	name, err := NameOf(key)
 	if err != nil {
 		return indexapi.NameRecord{}, err
 	}
-	peers := cp.lookupClients(nameKey(name))
+	peers := cp.lookupClients(NameKey(name))
 	if len(peers) == 0 {
 		return indexapi.NameRecord{}, hedge.ErrNotFound
 	}
 	opt, _ := cp.options()
-	return lookupName(ctx, key, peers, opt)
+	return hedge.LookupName(ctx, key, peers, opt)
 }
 
-// Providers implements PeerSource over the cluster candidates of id (see
-// Name for the case of no candidates).
-func (cp *ClusterPeers) Providers(ctx context.Context, id store.ID) (indexapi.ProviderList, error) {
-	peers := cp.lookupClients(objectKey(id))
+// Providers asks the cluster candidates of id for its live providers (see
+// hedge.LookupProviders, and Name for the case of no candidates).
+func (cp *Peers) Providers(ctx context.Context, id store.ID) (indexapi.ProviderList, error) {
+	peers := cp.lookupClients(ObjectKey(id))
 	if len(peers) == 0 {
 		return indexapi.ProviderList{}, hedge.ErrNotFound
 	}
 	opt, _ := cp.options()
-	return lookupProviders(ctx, id, peers, opt)
+	return hedge.LookupProviders(ctx, id, peers, opt)
 }
 
 // History asks the candidates of name for its kept versions with
 // GET /names/{name}/versions?local=1 legs; the first answer listing a
 // version wins. No candidates is hedge.ErrNotFound.
-func (cp *ClusterPeers) History(ctx context.Context, name string) (indexapi.NameHistory, error) {
-	peers := cp.lookupClients(nameKey(name))
+func (cp *Peers) History(ctx context.Context, name string) (indexapi.NameHistory, error) {
+	peers := cp.lookupClients(NameKey(name))
 	if len(peers) == 0 {
 		return indexapi.NameHistory{}, hedge.ErrNotFound
 	}
@@ -269,8 +266,10 @@ func (cp *ClusterPeers) History(ctx context.Context, name string) (indexapi.Name
 	return h, err
 }
 
-// writeClient returns the write client of member id.
-func (cp *ClusterPeers) writeClient(id string) (*client.Client, error) {
+// WriteClient returns the write client of member id (forwarded name
+// writes, never retried), 503 upstream_unavailable when id is not an
+// alive index member with a URL.
+func (cp *Peers) WriteClient(id string) (*client.Client, error) {
 	if mc := cp.current()[id]; mc != nil {
 		return mc.write, nil
 	}
@@ -278,10 +277,11 @@ func (cp *ClusterPeers) writeClient(id string) (*client.Client, error) {
 		"index member %s is not reachable", id)
 }
 
-// post sends a JSON body to member id (a /replica/* call, never retried)
-// and drains the answer. Any non-2xx answer is an error.
-func (cp *ClusterPeers) post(ctx context.Context, id, path string, body []byte) error {
-	c, err := cp.writeClient(id)
+// Post sends a JSON body to member id (a /replica/* call under
+// replicaTimeout, never retried) and drains the answer. Any non-2xx answer
+// is an error.
+func (cp *Peers) Post(ctx context.Context, id, path string, body []byte) error {
+	c, err := cp.WriteClient(id)
 	if err != nil {
 		return err
 	}

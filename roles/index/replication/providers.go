@@ -1,4 +1,4 @@
-package index
+package replication
 
 import (
 	"bytes"
@@ -8,42 +8,32 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/roles/index/indexapi"
+	"github.com/ronhq/ron/roles/index/ownership"
 )
 
-// clusterAnnounce applies a provider batch in cluster mode (docs/cluster.md
-// §6): the whole batch is validated, then each record goes to its owners:
+// Announce applies a provider batch in cluster mode (docs/cluster.md §6);
+// the caller has validated the whole batch. Each record goes to its owners:
 // this node stores the records it owns, and every other owner gets its
 // records in one POST /replica/providers (never forwarded again). The
 // answer is as POST /providers when every record is on at least W_idx
 // owners, else 503 upstream_unavailable with details.failed (the failing
 // records' positions) and details.required; callers resend the batch.
-func (h *Handlers) clusterAnnounce(ctx context.Context, recs []indexapi.Announcement) (indexapi.AnnounceReply, error) {
-	if err := indexapi.CheckWholeSeconds(recs); err != nil {
-		return indexapi.AnnounceReply{}, err
-	}
-	if err := h.db.ValidateAnnounce(recs); err != nil {
-		return indexapi.AnnounceReply{}, announceError(err, false)
-	}
-	own := h.cl.ownership()
-	need := own.wIdx()
+func (n *Node) Announce(ctx context.Context, recs []indexapi.Announcement) (indexapi.AnnounceReply, error) {
+	own := n.ownership()
+	need := own.WIdx()
 	groups := groupByOwner(own, recs)
 	copies := make([]int, len(recs))
-	if idx := groups[own.self()]; len(idx) > 0 {
-		if _, err := h.applyBatch(ctx, pick(recs, idx)); err == nil {
+	if idx := groups[own.Self()]; len(idx) > 0 {
+		if _, err := n.local.ApplyProviders(ctx, pick(recs, idx)); err == nil {
 			count(copies, idx)
 		}
-		delete(groups, own.self())
+		delete(groups, own.Self())
 	}
-	h.replicateProviders(ctx, groups, recs, copies)
-	h.invalidateObjects(recs)
-	var failed []int
-	for i, n := range copies {
-		if n < need {
-			failed = append(failed, i)
-		}
-	}
-	h.cl.ownerWrites(ownerProvider, resultOK, len(recs)-len(failed))
-	h.cl.ownerWrites(ownerProvider, resultFailed, len(failed))
+	n.replicateProviders(ctx, groups, recs, copies)
+	n.local.InvalidateObjects(recs)
+	failed := short(copies, need)
+	n.ownerWrites(ownerProvider, resultOK, len(recs)-len(failed))
+	n.ownerWrites(ownerProvider, resultFailed, len(failed))
 	if len(failed) > 0 {
 		return indexapi.AnnounceReply{}, httpx.NewError(http.StatusServiceUnavailable, httpx.CodeUpstreamUnavailable,
 			"%d of %d provider records reached fewer than %d index owners", len(failed), len(recs), need).
@@ -52,12 +42,23 @@ func (h *Handlers) clusterAnnounce(ctx context.Context, recs []indexapi.Announce
 	return tally(recs), nil
 }
 
+// short returns the positions of copies below need.
+func short(copies []int, need int) []int {
+	var failed []int
+	for i, c := range copies {
+		if c < need {
+			failed = append(failed, i)
+		}
+	}
+	return failed
+}
+
 // groupByOwner maps each owner's node id to the positions of the records
 // it owns.
-func groupByOwner(own ownership, recs []indexapi.Announcement) map[string][]int {
+func groupByOwner(own ownership.View, recs []indexapi.Announcement) map[string][]int {
 	groups := map[string][]int{}
 	for i, a := range recs {
-		for _, m := range own.owners(objectKey(a.ID)) {
+		for _, m := range own.Owners(ownership.ObjectKey(a.ID)) {
 			groups[m.ID] = append(groups[m.ID], i)
 		}
 	}
@@ -65,9 +66,10 @@ func groupByOwner(own ownership, recs []indexapi.Announcement) map[string][]int 
 }
 
 // replicateProviders sends every owner its records (POST
-// /replica/providers, concurrently, each under replicaTimeout even if the
-// client went away) and counts the stored copies in copies.
-func (h *Handlers) replicateProviders(ctx context.Context, groups map[string][]int, recs []indexapi.Announcement, copies []int) {
+// /replica/providers, concurrently, each under ownership.Peers.Post's
+// timeout even if the client went away) and counts the stored copies in
+// copies.
+func (n *Node) replicateProviders(ctx context.Context, groups map[string][]int, recs []indexapi.Announcement, copies []int) {
 	if len(groups) == 0 {
 		return
 	}
@@ -77,7 +79,7 @@ func (h *Handlers) replicateProviders(ctx context.Context, groups map[string][]i
 		ids = append(ids, id)
 		bodies = append(bodies, encodeAnnounce(pick(recs, idx)))
 	}
-	for i, ok := range h.cl.fanOut(context.WithoutCancel(ctx), ids, pathReplicaProviders, bodies) {
+	for i, ok := range n.fanOut(context.WithoutCancel(ctx), ids, PathReplicaProviders, bodies) {
 		if ok {
 			count(copies, groups[ids[i]])
 		}
