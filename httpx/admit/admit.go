@@ -7,7 +7,8 @@
 // Nothing is buffered and no goroutine is started per request: the queue is a
 // depth counter the handler goroutine increments and decrements, and a pool is
 // a counting semaphore (a buffered channel of slots) the handler goroutine
-// sends into and receives from.
+// sends into and receives from. QueueConfig is the queue_capacity and
+// queue_timeout key group the storage and index sections share.
 package admit
 
 import (
@@ -35,11 +36,9 @@ type Options struct {
 	Role    string           // metric role label
 	Name    string           // metric queue label; default "work"
 	Metrics *runtime.Metrics // nil: a private set
-	// Capacity bounds the requests admitted and not yet finished (waiting
-	// for a slot or holding one); at least 1.
-	Capacity int
-	// Timeout is the longest wait for a pool slot; ≤ 0 means no wait.
-	Timeout time.Duration
+	// QueueConfig holds the capacity (at least 1 is used) and the longest
+	// wait for a pool slot (≤ 0 means no wait).
+	QueueConfig
 	// Busy is the error returned on rejection; default ErrBusy.
 	Busy error
 }
@@ -68,8 +67,7 @@ func New(opt Options) *Queue {
 		opt.Metrics = runtime.NewMetrics(nil)
 	}
 	q := &Queue{busy: opt.Busy}
-	q.SetCapacity(opt.Capacity)
-	q.SetTimeout(opt.Timeout)
+	q.Configure(opt.QueueConfig)
 	m, labels := opt.Metrics, []string{"role", opt.Role, "queue", opt.Name}
 	m.Gauge("queue_depth", func() float64 { return float64(q.Depth()) }, labels...)
 	m.Gauge("queue_capacity", func() float64 { return float64(q.Capacity()) }, labels...)
@@ -83,15 +81,24 @@ func (q *Queue) Depth() int64 { return q.depth.Load() }
 // Capacity returns the queue's capacity.
 func (q *Queue) Capacity() int64 { return q.capacity.Load() }
 
-// SetCapacity changes the capacity (at least 1). Requests already admitted
+// setCapacity changes the capacity (at least 1). Requests already admitted
 // stay admitted when it shrinks.
-func (q *Queue) SetCapacity(n int) { q.capacity.Store(int64(max(n, 1))) }
+func (q *Queue) setCapacity(n int) { q.capacity.Store(int64(max(n, 1))) }
+
+// Configure sets the capacity (at least 1; requests already admitted stay
+// admitted when it shrinks) and the longest wait for a slot (≤ 0: no wait;
+// later waits use it) from c: the one way a role applies, and hot-reloads,
+// its queue_capacity and queue_timeout.
+func (q *Queue) Configure(c QueueConfig) {
+	q.setCapacity(c.QueueCapacity)
+	q.setTimeout(c.QueueTimeout)
+}
 
 // Timeout returns the longest wait for a slot.
 func (q *Queue) Timeout() time.Duration { return time.Duration(q.timeout.Load()) }
 
-// SetTimeout changes the longest wait for a slot; later waits use it.
-func (q *Queue) SetTimeout(d time.Duration) { q.timeout.Store(int64(max(d, 0))) }
+// setTimeout changes the longest wait for a slot; later waits use it.
+func (q *Queue) setTimeout(d time.Duration) { q.timeout.Store(int64(max(d, 0))) }
 
 // Enter admits one request into pool p. When the queue is full it returns
 // the Busy error at once; otherwise it waits for a slot of p for at most the

@@ -16,7 +16,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func newQueue(capacity int, timeout time.Duration) (*Queue, *runtime.Metrics) {
 	m := runtime.NewMetrics(nil)
-	return New(Options{Role: "index", Metrics: m, Capacity: capacity, Timeout: timeout}), m
+	return New(Options{Role: "index", Metrics: m, QueueConfig: QueueConfig{QueueCapacity: capacity, QueueTimeout: timeout}}), m
 }
 
 func TestFullQueueRejectsAtOnce(t *testing.T) {
@@ -57,7 +57,7 @@ func TestWaitTimesOutThenReloads(t *testing.T) {
 		if _, err := q.Enter(t.Context(), p); err != ErrBusy || time.Since(start) != 5*time.Second {
 			t.Fatalf("no slot: %v after %v", err, time.Since(start))
 		}
-		q.SetTimeout(time.Second)
+		q.setTimeout(time.Second)
 		start = time.Now()
 		if _, err := q.Enter(t.Context(), p); err != ErrBusy || time.Since(start) != time.Second {
 			t.Fatalf("reloaded timeout: %v after %v", err, time.Since(start))
@@ -105,7 +105,7 @@ func TestCapacityChangesLive(t *testing.T) {
 	if _, err := q.Enter(t.Context(), p); err != ErrBusy {
 		t.Fatalf("capacity 1: %v", err)
 	}
-	q.SetCapacity(2)
+	q.setCapacity(2)
 	r2, err := q.Enter(t.Context(), p)
 	if err != nil {
 		t.Fatalf("capacity 2: %v", err)
@@ -115,7 +115,7 @@ func TestCapacityChangesLive(t *testing.T) {
 
 func TestCustomBusyAndNoWait(t *testing.T) {
 	mine := errors.New("mine")
-	q := New(Options{Capacity: 5, Busy: mine})
+	q := New(Options{QueueConfig: QueueConfig{QueueCapacity: 5}, Busy: mine})
 	p := NewPool(1)
 	r, _ := q.Enter(t.Context(), p)
 	defer r()
@@ -143,7 +143,7 @@ func TestOptionBounds(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			q := New(Options{Capacity: c.capacity, Timeout: c.timeout})
+			q := New(Options{QueueConfig: QueueConfig{QueueCapacity: c.capacity, QueueTimeout: c.timeout}})
 			p := NewPool(c.workers)
 			if q.Capacity() != c.wantCap || cap(p) != c.wantPool || q.Timeout() != c.wantWait {
 				t.Fatalf("capacity %d pool %d timeout %v", q.Capacity(), cap(p), q.Timeout())

@@ -21,14 +21,14 @@ import (
 const clusterStopTimeout = 2 * time.Second
 
 // clusterNode is a Node's process-level cluster machinery (docs/cluster.md
-// §2): the gossip membership and, with registry admission, the registry
-// follower. It is nil on a node with cluster mode off; its methods accept a
+// §2): the gossip membership and, with cluster.registry_admission, the
+// allow list that follows the registry. It is nil on a node with cluster mode off; its methods accept a
 // nil receiver.
 type clusterNode struct {
 	c         *cluster.Cluster
 	id        string
 	log       zerolog.Logger
-	admission *admission // nil unless cluster.registry_admission
+	allowList *memberAllowList // nil unless cluster.registry_admission
 
 	mu    sync.Mutex        // guards the fields below; never held across I/O
 	bound map[string]string // role → bound listener address, once started
@@ -37,8 +37,8 @@ type clusterNode struct {
 	meta  cluster.Meta      // the metadata last handed to the membership
 	send  func(cluster.Meta) error
 
-	wg            sync.WaitGroup     // cluster-run and cluster-admission
-	stopAdmission context.CancelFunc // ends cluster-admission; set by run
+	wg            sync.WaitGroup     // cluster-run and cluster-allowlist
+	stopAllowList context.CancelFunc // ends cluster-allowlist; set by run
 }
 
 // newClusterNode builds the membership of a node in cluster mode; it binds
@@ -48,8 +48,8 @@ func newClusterNode(cfg *Config, id string, keys *auth.Keyring, log zerolog.Logg
 	opt := cluster.Options{Config: cfg.Cluster, NodeID: id, Key: keys.DeriveKey(gossipKeyContext),
 		Meta: cn.meta, Log: cn.log, Metrics: m}
 	if cfg.Cluster.RegistryAdmission {
-		cn.admission = newAdmission(cn.log)
-		opt.Admitted = cn.admission.admitted
+		cn.allowList = newMemberAllowList(cn.log)
+		opt.AllowList = cn.allowList.allowed
 	}
 	c, err := cluster.New(opt)
 	if err != nil {
@@ -100,12 +100,12 @@ func (cn *clusterNode) run(n *Node, onFail func(error)) {
 			onFail(err)
 		}
 	})
-	if cn.admission != nil {
+	if cn.allowList != nil {
 		if rg, ok := n.roles[registryapi.RoleName].(registryapi.Local); ok {
 			actx, cancel := context.WithCancel(ctx)
-			cn.stopAdmission = cancel
-			cn.wg.Go(func() { // cluster-admission: follows the co-located registry
-				cn.admission.run(actx, rg.LocalClient(), n.bus)
+			cn.stopAllowList = cancel
+			cn.wg.Go(func() { // cluster-allowlist: follows the co-located registry
+				cn.allowList.run(actx, rg.LocalClient(), n.bus)
 			})
 		}
 	}
@@ -179,8 +179,8 @@ func (cn *clusterNode) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), clusterStopTimeout)
 	defer cancel()
 	cn.c.Stop(ctx)
-	if cn.stopAdmission != nil {
-		cn.stopAdmission()
+	if cn.stopAllowList != nil {
+		cn.stopAllowList()
 	}
 	cn.wg.Wait()
 }

@@ -16,7 +16,8 @@ const metaPlaceholderID = "01JD2Z3Y4X5W6V7T8S9R0QPNMK"
 // validateCluster checks [cluster] always and, in cluster mode, what the
 // node's gossip metadata needs (docs/cluster.md §2, docs/architecture.md §7): every
 // enabled role must have a URL others can use, the metadata must fit 512
-// bytes, and registry admission needs the registry in this process.
+// bytes, and cluster.registry_admission (the member allow list) needs the
+// registry in this process.
 func (c *Config) validateCluster() error {
 	if err := c.Cluster.Validate(); err != nil {
 		return err

@@ -154,12 +154,12 @@ func TestClusterReload(t *testing.T) {
 	}
 }
 
-// TestRegistryAdmissionWiring: with registry_admission the node follows its
+// TestMemberAllowListWiring: with registry_admission the node follows its
 // co-located registry: the follower runs and reads the committed HEAD.
-func TestRegistryAdmissionWiring(t *testing.T) {
+func TestMemberAllowListWiring(t *testing.T) {
 	n, _ := nodetest.StartCluster(t, nodetest.ClusterNode{ID: "node-g", Roles: []string{"registry"}, KeyFile: nodetest.SharedKeyFile(t),
 		Mutate: func(c *node.Config) { c.Cluster.RegistryAdmission = true }})
-	if err := node.CheckRegistryAdmission(n); err != nil {
+	if err := node.CheckMemberAllowList(n); err != nil {
 		t.Fatal(err)
 	}
 }

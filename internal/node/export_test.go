@@ -23,17 +23,17 @@ func ClusterStatus(n *Node) *cluster.Status { return n.cluster.status() }
 // MetricValues is every metric of n by its full name.
 func MetricValues(n *Node) map[string]float64 { return n.metrics.Values() }
 
-// CheckRegistryAdmission checks that n's registry-admission follower runs
+// CheckMemberAllowList checks that n's member allow list runs
 // and reads the committed HEAD of the co-located registry.
-func CheckRegistryAdmission(n *Node) error {
-	if n.cluster.admission == nil || n.cluster.stopAdmission == nil {
-		return errors.New("registry admission is not running")
+func CheckMemberAllowList(n *Node) error {
+	if n.cluster.allowList == nil || n.cluster.stopAllowList == nil {
+		return errors.New("member allow list is not running")
 	}
 	rg := n.roles["registry"].(*registry.Role)
-	if err := n.cluster.admission.syncHead(context.Background(), httpapi.NewLocalClient(rg.API())); err != nil {
+	if err := n.cluster.allowList.syncHead(context.Background(), httpapi.NewLocalClient(rg.API())); err != nil {
 		return fmt.Errorf("reading the co-located HEAD: %w", err)
 	}
-	if _, ok := n.cluster.admission.admitted(); !ok {
+	if _, ok := n.cluster.allowList.allowed(); !ok {
 		return errors.New("HEAD read but nothing known")
 	}
 	return nil

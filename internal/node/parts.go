@@ -17,7 +17,7 @@ const (
 	partSDNotify      = "sdnotify"       // systemd notifications; first up, last down
 	partAdmin         = "admin"          // the admin plane
 	partMembership    = "membership"     // cluster mode: gossip bound and joined before the roles, left after them
-	partMembershipRun = "membership-run" // cluster mode, after the roles: the table, admission, bound addresses
+	partMembershipRun = "membership-run" // cluster mode, after the roles: the table, the member allow list, bound addresses
 	partReadiness     = "readiness"      // after everything: READY=1 and the readiness gauges
 )
 
@@ -88,7 +88,7 @@ func nodeModules(cfg *Config) []module.Descriptor {
 		}
 	}
 	if cfg.Cluster.Enabled {
-		mods = append(mods, part(partMembershipRun, "the membership table, registry admission, the roles' bound addresses",
+		mods = append(mods, part(partMembershipRun, "the membership table, the member allow list, the roles' bound addresses",
 			[]string{partMembership}, roles))
 	}
 	return append(mods, part(partReadiness, "READY=1 once every module started; the ron_role_ready gauges",

@@ -55,16 +55,7 @@ func (p *policy) isTrusted(ip string) bool {
 // forwardPolicy is the upstream links' live settings.
 func (c Config) forwardPolicy() upstream.Policy {
 	return upstream.Policy{ForwardTimeout: c.ForwardTimeout, MaxAttempts: c.RetryMaxAttempts,
-		RetryBase: c.RetryBase, RetryCap: c.RetryCap,
-		BreakerMinRequests: c.BreakerMinRequests, BreakerFailureRatio: c.BreakerFailureRatio,
-		BreakerConsecutiveFailures: c.BreakerConsecutiveFailures,
-		BreakerInterval:            c.BreakerInterval, BreakerOpenTimeout: c.BreakerOpenTimeout}
-}
-
-// providerBreaker is the breaker of each provider base URL (docs/gateway.md §3.8).
-func (c Config) providerBreaker() provider.BreakerSettings {
-	return provider.BreakerSettings{MinRequests: c.BreakerMinRequests, FailureRatio: c.BreakerFailureRatio,
-		ConsecutiveFailures: c.BreakerConsecutiveFailures, Interval: c.BreakerInterval, OpenTimeout: c.BreakerOpenTimeout}
+		RetryBase: c.RetryBase, RetryCap: c.RetryCap, IntervalBreakerConfig: c.IntervalBreakerConfig}
 }
 
 // schedOptions are the scheduler's settings.
@@ -99,7 +90,7 @@ func (r *Role) build(cfg Config) error {
 	r.sched = drr.New(r.schedOptions(cfg))
 	r.streams = admission.NewStreamGate(cfg.MaxStreams)
 	r.fetch = provider.New(provider.Options{HTTP: &http.Client{Transport: r.ups.providers},
-		MaxProviders: cfg.MaxProviders, Timeout: cfg.ForwardTimeout, Breaker: cfg.providerBreaker(),
+		MaxProviders: cfg.MaxProviders, Timeout: cfg.ForwardTimeout, Breaker: cfg.IntervalBreakerConfig,
 		Metrics: r.opt.Metrics, Log: r.Log})
 	so := cfg.siteOptions()
 	so.Objects, so.Metrics, so.Log = objectSource{r}, r.opt.Metrics, r.Log
@@ -193,8 +184,8 @@ func (r *Role) reconfigure(old, n Config) error {
 	r.streams.SetMax(n.MaxStreams)
 	r.fetch.SetMaxProviders(n.MaxProviders)
 	r.fetch.SetTimeout(n.ForwardTimeout)
-	if old.providerBreaker() != n.providerBreaker() {
-		r.fetch.SetBreaker(n.providerBreaker())
+	if old.IntervalBreakerConfig != n.IntervalBreakerConfig {
+		r.fetch.SetBreaker(n.IntervalBreakerConfig)
 	}
 	r.sites.SetOptions(n.siteOptions())
 	if r.follower != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/httpx/netcfg"
 	"github.com/ronhq/ron/roles/edge/edgeapi"
 	"github.com/ronhq/ron/roles/gateway/gatewayapi"
@@ -58,11 +59,7 @@ type Config struct {
 	RetryBase        time.Duration `koanf:"retry_base" help:"first retry pause (jittered up to twice this)"`
 	RetryCap         time.Duration `koanf:"retry_cap" help:"longest retry pause"`
 
-	BreakerMinRequests         uint32        `koanf:"breaker_min_requests" help:"requests in the interval before the failure ratio can trip a breaker"`
-	BreakerFailureRatio        float64       `koanf:"breaker_failure_ratio" help:"failure share that trips a breaker"`
-	BreakerConsecutiveFailures uint32        `koanf:"breaker_consecutive_failures" help:"failures in a row that trip a breaker"`
-	BreakerInterval            time.Duration `koanf:"breaker_interval" help:"breaker counting interval"`
-	BreakerOpenTimeout         time.Duration `koanf:"breaker_open_timeout" help:"how long an open breaker stays open"`
+	client.IntervalBreakerConfig `koanf:",squash"` // the upstream links' and the providers' breakers
 
 	MaxProviders   int           `koanf:"max_providers" help:"index providers tried per object read"`
 	MaxStreams     int           `koanf:"max_streams" help:"concurrent /registry/stream connections"`
@@ -110,8 +107,7 @@ func DefaultConfig() Config {
 		ForwardTimeout: 5 * time.Second, RetryMaxAttempts: 3,
 		RetryBase: 50 * time.Millisecond, RetryCap: 2 * time.Second,
 
-		BreakerMinRequests: 20, BreakerFailureRatio: 0.5, BreakerConsecutiveFailures: 5,
-		BreakerInterval: 10 * time.Second, BreakerOpenTimeout: 5 * time.Second,
+		IntervalBreakerConfig: client.DefaultIntervalBreaker(),
 
 		MaxProviders: 3, MaxStreams: 256, ShedWritesAt: 0.5, ShedClearAfter: 5 * time.Second,
 
@@ -131,7 +127,7 @@ func keyError(key, format string, args ...any) error {
 // which roles run in the process are checked by CheckUpstreams.
 func (c Config) Validate() error {
 	for _, check := range []func() error{c.checkURLs, c.checkBodies, c.checkTenantDefaults,
-		c.checkScheduler, c.checkForwarding, c.checkSites, c.checkProxies} {
+		c.checkScheduler, c.checkForwarding, c.checkBreaker, c.checkSites, c.checkProxies} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -244,15 +240,11 @@ func (c Config) checkForwarding() error {
 		return keyError("retry_max_attempts", "must be at least 1, got %d", c.RetryMaxAttempts)
 	case c.RetryBase <= 0 || c.RetryCap < c.RetryBase:
 		return keyError("retry_base", "want 0 < retry_base ≤ retry_cap, got %s and %s", c.RetryBase, c.RetryCap)
-	case !(c.BreakerFailureRatio > 0 && c.BreakerFailureRatio <= 1):
-		return keyError("breaker_failure_ratio", "must be within (0, 1], got %v", c.BreakerFailureRatio)
-	case c.BreakerConsecutiveFailures < 1:
-		return keyError("breaker_consecutive_failures", "must be at least 1, got %d", c.BreakerConsecutiveFailures)
-	case c.BreakerInterval <= 0 || c.BreakerOpenTimeout <= 0:
-		return keyError("breaker_interval", "breaker_interval and breaker_open_timeout must be positive")
 	}
 	return nil
 }
+
+func (c Config) checkBreaker() error { return c.IntervalBreakerConfig.Validate(roleName) }
 
 func (c Config) checkSites() error {
 	switch {

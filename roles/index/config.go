@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/admit"
+	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/runtime/config"
@@ -28,22 +30,16 @@ type Config struct {
 	RetryMax      int         `koanf:"retry_max" help:"retries per peer leg on transient errors"`
 	RetryJitterMS MillisRange `koanf:"retry_jitter_ms" help:"[min, max] pause before a leg retry, in milliseconds"`
 
-	BreakerWindow      time.Duration `koanf:"breaker_window" help:"per-peer breaker rolling window"`
-	BreakerBucket      time.Duration `koanf:"breaker_bucket" help:"width of one bucket of the breaker window"`
-	BreakerMinRequests int           `koanf:"breaker_min_requests" help:"requests in the window before the breaker may open"`
-	BreakerTripRatio   float64       `koanf:"breaker_trip_ratio" help:"the breaker opens when more than this share of requests failed"`
-	BreakerCooldown    time.Duration `koanf:"breaker_cooldown" help:"how long an open breaker stays open"`
-	BreakerHalfOpen    int           `koanf:"breaker_half_open" help:"probe requests let through by a half-open breaker"`
+	client.WindowBreakerConfig `koanf:",squash"` // the per-peer lookup breakers
 
 	CacheEntries int           `koanf:"cache_entries" help:"answer cache capacity in entries"`
 	CacheTTL     time.Duration `koanf:"cache_ttl" help:"lifetime of cached positive answers"`
 	NegCacheTTL  time.Duration `koanf:"neg_cache_ttl" help:"lifetime of cached negative and empty answers"`
 
-	QueueCapacity  int           `koanf:"queue_capacity" help:"work queue size; full → 429 busy"`
-	Workers        int           `koanf:"workers" help:"requests served at once"`
-	QueueTimeout   time.Duration `koanf:"queue_timeout" help:"longest wait for a worker before 429 busy"`
-	RatelimitRPS   float64       `koanf:"ratelimit_rps" help:"per-IP requests per second; 0 = off, over → 429 rate_limited"`
-	RatelimitBurst int           `koanf:"ratelimit_burst" help:"per-IP token bucket size"`
+	admit.QueueConfig `koanf:",squash"`
+	Workers           int     `koanf:"workers" help:"requests served at once"`
+	RatelimitRPS      float64 `koanf:"ratelimit_rps" help:"per-IP requests per second; 0 = off, over → 429 rate_limited"`
+	RatelimitBurst    int     `koanf:"ratelimit_burst" help:"per-IP token bucket size"`
 
 	NameHistory        int           `koanf:"name_history" help:"versions kept per name"`
 	ProviderTTLDefault time.Duration `koanf:"provider_ttl_default" help:"TTL of provider records announced without ttl_s"`
@@ -58,27 +54,22 @@ type Config struct {
 // DefaultConfig returns the docs/index.md §12 defaults.
 func DefaultConfig() Config {
 	return Config{
-		Listen:             "127.0.0.1:5304",
-		Ingress:            httpx.DefaultIngress(),
-		Peers:              []string{},
-		Alpha:              3,
-		Beta:               2,
-		HedgeMS:            150,
-		DeadlineMS:         1200,
-		RetryMax:           3,
-		RetryJitterMS:      MillisRange{50, 100},
-		BreakerWindow:      30 * time.Second,
-		BreakerBucket:      3 * time.Second,
-		BreakerMinRequests: 20,
-		BreakerTripRatio:   0.5,
-		BreakerCooldown:    10 * time.Second,
-		BreakerHalfOpen:    3,
+		Listen:        "127.0.0.1:5304",
+		Ingress:       httpx.DefaultIngress(),
+		Peers:         []string{},
+		Alpha:         3,
+		Beta:          2,
+		HedgeMS:       150,
+		DeadlineMS:    1200,
+		RetryMax:      3,
+		RetryJitterMS: MillisRange{50, 100},
+		WindowBreakerConfig: client.WindowBreakerConfig{BreakerWindow: 30 * time.Second, BreakerBucket: 3 * time.Second,
+			BreakerMinRequests: 20, BreakerTripRatio: 0.5, BreakerCooldown: 10 * time.Second, BreakerHalfOpen: 3},
 		CacheEntries:       100000,
 		CacheTTL:           10 * time.Second,
 		NegCacheTTL:        2 * time.Second,
-		QueueCapacity:      512,
+		QueueConfig:        admit.QueueConfig{QueueCapacity: 512, QueueTimeout: time.Second},
 		Workers:            256,
-		QueueTimeout:       time.Second,
 		RatelimitRPS:       0,
 		RatelimitBurst:     200,
 		NameHistory:        10,
@@ -140,26 +131,13 @@ func (c Config) checkJitter() error {
 }
 
 // checkBreaker checks the per-peer breaker keys.
-func (c Config) checkBreaker() error {
-	switch {
-	case c.BreakerWindow <= 0:
-		return keyError("breaker_window", "must be positive")
-	case c.BreakerBucket <= 0 || c.BreakerBucket > c.BreakerWindow:
-		return keyError("breaker_bucket", "must be positive and at most breaker_window (%v), got %v", c.BreakerWindow, c.BreakerBucket)
-	case c.BreakerMinRequests < 1 || int64(c.BreakerMinRequests) > math.MaxUint32:
-		return keyError("breaker_min_requests", "must be at least 1, got %d", c.BreakerMinRequests)
-	case !(c.BreakerTripRatio > 0 && c.BreakerTripRatio <= 1):
-		return keyError("breaker_trip_ratio", "must be in (0, 1], got %v", c.BreakerTripRatio)
-	case c.BreakerCooldown <= 0:
-		return keyError("breaker_cooldown", "must be positive")
-	case c.BreakerHalfOpen < 1 || int64(c.BreakerHalfOpen) > math.MaxUint32:
-		return keyError("breaker_half_open", "must be at least 1, got %d", c.BreakerHalfOpen)
-	}
-	return nil
-}
+func (c Config) checkBreaker() error { return c.WindowBreakerConfig.Validate(indexapi.RoleName) }
 
-// checkLimits checks the cache, admission and rate-limit keys.
+// checkLimits checks the cache, work queue and rate-limit keys.
 func (c Config) checkLimits() error {
+	if err := c.QueueConfig.Validate(indexapi.RoleName); err != nil {
+		return err
+	}
 	switch {
 	case c.CacheEntries < 1:
 		return keyError("cache_entries", "must be at least 1, got %d", c.CacheEntries)
@@ -167,12 +145,8 @@ func (c Config) checkLimits() error {
 		return keyError("cache_ttl", "must be positive")
 	case c.NegCacheTTL <= 0:
 		return keyError("neg_cache_ttl", "must be positive")
-	case c.QueueCapacity < 1:
-		return keyError("queue_capacity", "must be at least 1, got %d", c.QueueCapacity)
 	case c.Workers < 1:
 		return keyError("workers", "must be at least 1, got %d", c.Workers)
-	case c.QueueTimeout <= 0:
-		return keyError("queue_timeout", "must be positive")
 	case c.RatelimitRPS < 0 || math.IsNaN(c.RatelimitRPS) || math.IsInf(c.RatelimitRPS, 0):
 		return keyError("ratelimit_rps", "must be 0 (off) or positive, got %v", c.RatelimitRPS)
 	case c.RatelimitBurst < 1:

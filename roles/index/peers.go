@@ -10,7 +10,6 @@ import (
 
 	"github.com/zeebo/blake3"
 
-	"net/http"
 	"time"
 
 	"github.com/ronhq/ron/httpx/client"
@@ -149,7 +148,7 @@ func newPeerSetup(cfg Config, self string, m *runtime.Metrics) (ps peerSetup, sk
 	ps.hedge = hedge.Options{Alpha: cfg.Alpha, Beta: orNone(cfg.Beta), HedgeAfter: orNone(cfg.hedgeAfter()),
 		Deadline: cfg.deadline(), Retries: orNone(cfg.RetryMax), RetryPauseMin: lo, RetryPauseMax: hi,
 		Metrics: m, Role: roleName}
-	ps.bo = peerBreaker(cfg)
+	ps.bo = cfg.WindowBreakerConfig.Options()
 	ps.key = fmt.Sprintf("%q %d %d %d %d %d %v %v %v %d %v %v %d", ps.urls, cfg.Alpha, cfg.Beta, cfg.HedgeMS,
 		cfg.DeadlineMS, cfg.RetryMax, cfg.RetryJitterMS, cfg.BreakerWindow, cfg.BreakerBucket,
 		cfg.BreakerMinRequests, cfg.BreakerTripRatio, cfg.BreakerCooldown, cfg.BreakerHalfOpen)
@@ -162,26 +161,6 @@ func orNone[N int | time.Duration](v N) N {
 		return -1
 	}
 	return v
-}
-
-// peerBreaker is the docs/index.md §6 breaker of one index peer: rolling window
-// breaker_window in buckets of breaker_bucket; it opens when at least
-// breaker_min_requests were counted and more than breaker_trip_ratio of them
-// failed (every one, for a ratio of 1); it stays open breaker_cooldown, then
-// lets breaker_half_open probes through. 404 is a success; every other
-// status from 400 up (429 and 5xx included) and invalid answers are
-// failures; cancelled legs are not counted.
-func peerBreaker(cfg Config) client.BreakerOptions {
-	minReq, ratio := uint32(cfg.BreakerMinRequests), cfg.BreakerTripRatio
-	return client.BreakerOptions{
-		Window: cfg.BreakerWindow, BucketPeriod: cfg.BreakerBucket, OpenFor: cfg.BreakerCooldown,
-		HalfOpenProbes: uint32(cfg.BreakerHalfOpen), MinRequests: minReq, FailureRatio: ratio,
-		Trip: func(n client.Counts) bool {
-			return n.Requests >= minReq &&
-				(float64(n.TotalFailures) > ratio*float64(n.Requests) || n.TotalFailures == n.Requests)
-		},
-		FailureStatus: func(status int) bool { return status >= 400 && status != http.StatusNotFound },
-	}
 }
 
 // build returns the peer source of ps (nil when no peer remains), with

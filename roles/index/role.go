@@ -60,7 +60,7 @@ type Role struct {
 	db     *indexdb.DB
 	h      *Handlers
 	cache  *cache.Cache[[]byte]
-	admit  *admission
+	work   *workQueue
 	compat map[string]bool // route templates of the docs/index.md §10 routes
 
 	peers  atomic.Pointer[HedgedPeers]
@@ -125,7 +125,7 @@ func (r *Role) Start(ctx context.Context) error {
 		return err
 	}
 	if err := r.Listen(); err != nil {
-		r.admit.abort()
+		r.work.abort()
 		_ = r.closeStore()
 		return err
 	}
@@ -133,7 +133,7 @@ func (r *Role) Start(ctx context.Context) error {
 	r.ApplyMu.Lock()
 	defer r.ApplyMu.Unlock()
 	if err := r.rebuildPeers(*cfg); err != nil { // unlikely: the peers were validated
-		r.admit.abort()
+		r.work.abort()
 		_ = r.closeStore()
 		return err
 	}
@@ -195,15 +195,15 @@ func (r *Role) closeStore() error {
 	return r.kv.Close()
 }
 
-// build makes the admission and the listener with its routes (unbound).
+// build makes the work queue and the listener with its routes (unbound).
 func (r *Role) build(cfg Config) error {
-	adm, err := newAdmission(r.opt.Metrics, cfg)
+	wq, err := newWorkQueue(r.opt.Metrics, cfg)
 	if err != nil {
 		return fmt.Errorf("index: admission: %w", err)
 	}
-	r.admit = adm
+	r.work = wq
 	e := r.NewServer(httpx.ServerOptions{Metrics: r.opt.Metrics.Set(), Limits: cfg.Ingress.Limits()}).Echo()
-	r.h.Mount(e, r.admit.middleware)
+	r.h.Mount(e, r.work.middleware)
 	r.mountCompat(e)
 	if r.opt.Ops != nil {
 		r.opt.Ops(e)
@@ -238,7 +238,7 @@ func (r *Role) compatGate(next echo.HandlerFunc) echo.HandlerFunc {
 		if !r.Cfg.Load().CompatRoutes {
 			return echo.ErrNotFound
 		}
-		return r.admit.middleware(next)(c)
+		return r.work.middleware(next)(c)
 	}
 }
 
@@ -295,8 +295,8 @@ func (r *Role) Run(ctx context.Context) error {
 // Drain stops taking work at once: new requests answer 503 draining and
 // readiness turns false (shutdown step 2).
 func (r *Role) Drain() {
-	if r.admit != nil {
-		r.admit.drain()
+	if r.work != nil {
+		r.work.drain()
 	}
 	r.Base.Drain()
 }
@@ -309,8 +309,8 @@ func (r *Role) Stop(ctx context.Context) error {
 	if n := r.Shutdown(ctx); n > 0 {
 		r.Log.Warn().Int("connections", n).Msg("drain deadline passed: aborting open lookups")
 	}
-	if r.admit != nil {
-		if n := r.admit.stop(abortGrace); n > 0 {
+	if r.work != nil {
+		if n := r.work.stop(abortGrace); n > 0 {
 			r.Log.Warn().Int("requests", n).Msg("cancelled requests still running at the drain deadline")
 		}
 	}
@@ -378,7 +378,7 @@ func (r *Role) reconfigure(n Config) error {
 		return err
 	}
 	r.Server().SetLimits(n.Ingress.Limits())
-	if err := r.admit.apply(n); err != nil {
+	if err := r.work.apply(n); err != nil {
 		return err
 	}
 	return r.rebuildPeers(n)

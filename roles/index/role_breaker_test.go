@@ -61,7 +61,7 @@ func hangRT(_ string, r *http.Request) (*http.Response, error) {
 // breakerClient is one peer client with the docs/index.md §6 breaker of DefaultConfig.
 func breakerClient(rt http.RoundTripper) *client.Client {
 	return client.New(client.Options{BaseURL: "http://peer.test:5304", HTTP: &http.Client{Transport: rt},
-		Retries: -1, Breaker: peerBreaker(DefaultConfig()), Role: roleName})
+		Retries: -1, Breaker: DefaultConfig().WindowBreakerConfig.Options(), Role: roleName})
 }
 
 // calls makes n lookups and returns their errors.

@@ -165,7 +165,7 @@ var clientCases = []clientCase{
 		wantErr(t, err, 503, httpx.CodeNotReady)
 	}},
 	{name: "busy", cfg: func(c *Config) { c.QueueCapacity = 1 }, run: func(t *testing.T, tr *testRole, c storageapi.Client) {
-		release, err := tr.admit.enter(context.Background(), tr.admit.put)
+		release, err := tr.work.enter(context.Background(), tr.work.put)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/admit"
 	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime/config"
@@ -25,8 +26,7 @@ type Config struct {
 	MemoryMaxBytes     config.Size   `koanf:"memory_max_bytes" help:"memory engine capacity"`
 	UploadStallTimeout time.Duration `koanf:"upload_stall_timeout" help:"no upload bytes for this long → 408"`
 	StreamWriteTimeout time.Duration `koanf:"stream_write_timeout" help:"per-chunk write deadline for downloads"`
-	QueueCapacity      int           `koanf:"queue_capacity" help:"work queue size; full → 429 busy"`
-	QueueTimeout       time.Duration `koanf:"queue_timeout" help:"longest wait for a pool slot before 429 busy"`
+	admit.QueueConfig  `koanf:",squash"`
 	GetWorkers         int           `koanf:"get_workers" help:"GET pool size (GET, HEAD, chunks, inventory, has, DELETE)"`
 	PutWorkers         int           `koanf:"put_workers" help:"PUT pool size (POST, PUT)"`
 	PublicReads        bool          `koanf:"public_reads" help:"false → GET and HEAD need a storage:read token"`
@@ -56,8 +56,7 @@ func DefaultConfig() Config {
 		MemoryMaxBytes:     1 << 30,
 		UploadStallTimeout: 5 * time.Second,
 		StreamWriteTimeout: 5 * time.Second,
-		QueueCapacity:      512,
-		QueueTimeout:       5 * time.Second,
+		QueueConfig:        admit.QueueConfig{QueueCapacity: 512, QueueTimeout: 5 * time.Second},
 		GetWorkers:         64,
 		PutWorkers:         16,
 		PublicReads:        true,
@@ -96,10 +95,13 @@ func (c Config) Validate() error {
 		return fmt.Errorf("storage.engine: %q is not fs or memory", c.Engine)
 	case c.MaxObjectBytes <= 0:
 		return fmt.Errorf("storage.max_object_bytes must be positive")
-	case c.QueueCapacity < 1 || c.GetWorkers < 1 || c.PutWorkers < 1 || c.AnnounceQueue < 1:
-		return fmt.Errorf("storage: queue_capacity, get_workers, put_workers and announce_queue must be at least 1")
-	case c.UploadStallTimeout <= 0 || c.StreamWriteTimeout <= 0 || c.QueueTimeout <= 0:
+	case c.GetWorkers < 1 || c.PutWorkers < 1 || c.AnnounceQueue < 1:
+		return fmt.Errorf("storage: get_workers, put_workers and announce_queue must be at least 1")
+	case c.UploadStallTimeout <= 0 || c.StreamWriteTimeout <= 0:
 		return fmt.Errorf("storage: timeouts must be positive")
+	}
+	if err := c.QueueConfig.Validate(storageapi.RoleName); err != nil {
+		return err
 	}
 	if err := c.validateRedundancy(); err != nil {
 		return err

@@ -19,7 +19,7 @@ func (r *Role) handleDelete(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return r.admitted(c, r.admit.get, func() error {
+	return r.admitted(c, r.work.get, func() error {
 		if err := r.engine.Delete(c.Request().Context(), id); err != nil {
 			return storeError(err)
 		}

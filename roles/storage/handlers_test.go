@@ -71,7 +71,7 @@ func unready(tr *testRole) func() {
 
 // fill takes the one queue place (capacity 1) so the next request is busy.
 func fill(tr *testRole) func() {
-	release, err := tr.admit.enter(context.Background(), tr.admit.put)
+	release, err := tr.work.enter(context.Background(), tr.work.put)
 	if err != nil {
 		tr.t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ func TestApply(t *testing.T) {
 	if err := tr.Apply(cfg); err != nil {
 		t.Fatal(err)
 	}
-	if got := time.Duration(tr.admit.timeout.Load()); got != cfg.QueueTimeout {
+	if got := tr.work.q.Timeout(); got != cfg.QueueTimeout {
 		t.Fatalf("queue timeout %v", got)
 	}
 	bad := cfg

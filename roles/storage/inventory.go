@@ -57,7 +57,7 @@ func (r *Role) handleInventory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return r.admitted(c, r.admit.get, func() error {
+	return r.admitted(c, r.work.get, func() error {
 		infos, err := r.engine.List(c.Request().Context(), q.After, q.Limit)
 		if err != nil {
 			return err
@@ -112,7 +112,7 @@ func (r *Role) handleHas(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return r.admitted(c, r.admit.get, func() error {
+	return r.admitted(c, r.work.get, func() error {
 		held, err := r.engine.Has(c.Request().Context(), ids)
 		if err != nil {
 			return err

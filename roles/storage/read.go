@@ -52,7 +52,7 @@ func (r *Role) handleGet(c echo.Context) error {
 // 500 corrupt). done closes the object and frees the slot; the caller calls
 // it when its response has ended.
 func (r *Role) openObject(ctx context.Context, endpoint string, id store.ID) (obj store.Object, done func(), err error) {
-	release, err := r.enter(ctx, r.admit.get, endpoint)
+	release, err := r.enter(ctx, r.work.get, endpoint)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -56,7 +56,7 @@ type Role struct {
 	metrics roleMetrics
 
 	engine    store.BlobStore
-	admit     *admission
+	work      *workQueue
 	announce  *announcer
 	reprovide *reprovider    // nil when announcing is off
 	lastProbe atomic.Int64   // unix ns of the last successful probe; 0 = none or failed
@@ -96,7 +96,7 @@ func (r *Role) Start(ctx context.Context) error {
 	}
 	r.engine = engine
 	cfg := r.Cfg.Load()
-	r.admit = newAdmission(r.opt.Metrics, cfg.QueueCapacity, cfg.GetWorkers, cfg.PutWorkers, cfg.QueueTimeout)
+	r.work = newWorkQueue(r.opt.Metrics, cfg.QueueConfig, cfg.GetWorkers, cfg.PutWorkers)
 	r.announce = newAnnouncer(r.opt.Sink, r.opt.Metrics, cfg.AnnounceQueue)
 	if err := r.announce.retarget(*cfg); err != nil {
 		_ = engine.Close()
@@ -260,7 +260,7 @@ func (r *Role) reconfigure(_, n Config) error {
 	if mf, ok := r.engine.(interface{ SetMinFreeBytes(int64) }); ok {
 		mf.SetMinFreeBytes(int64(n.MinFreeBytes))
 	}
-	r.admit.timeout.Store(int64(n.QueueTimeout))
+	r.work.q.Configure(n.QueueConfig) // queue_capacity is restart-only: unchanged here
 	r.Server().SetLimits(n.Ingress.Limits())
 	if r.reprovide != nil {
 		r.reprovide.reload()

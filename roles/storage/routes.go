@@ -80,7 +80,7 @@ func (r *Role) withSlot(ctx context.Context, pool chan struct{}, endpoint string
 
 // enter admits one request into pool; release must be called once done.
 func (r *Role) enter(ctx context.Context, pool chan struct{}, endpoint string) (release func(), err error) {
-	release, err = r.admit.enter(ctx, pool)
+	release, err = r.work.enter(ctx, pool)
 	if errors.Is(err, errBusy) {
 		r.metrics.busy(endpoint)
 	}

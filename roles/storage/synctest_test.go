@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/admit"
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/roles/storage/storageapi"
@@ -108,9 +109,9 @@ func TestStalledUploadHandler(t *testing.T) {
 	})
 }
 
-func TestAdmissionFullQueueAtOnce(t *testing.T) {
+func TestWorkQueueFullAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		a := newAdmission(runtime.NewMetrics(nil), 1, 1, 1, 5*time.Second)
+		a := newWorkQueue(runtime.NewMetrics(nil), admit.QueueConfig{QueueCapacity: 1, QueueTimeout: 5 * time.Second}, 1, 1)
 		release, err := a.enter(context.Background(), a.put)
 		if err != nil {
 			t.Fatal(err)
@@ -121,28 +122,28 @@ func TestAdmissionFullQueueAtOnce(t *testing.T) {
 		}
 		release()
 		release() // idempotent
-		if a.depth.Load() != 0 || len(a.put) != 0 {
-			t.Fatalf("depth %d, put %d", a.depth.Load(), len(a.put))
+		if a.q.Depth() != 0 || len(a.put) != 0 {
+			t.Fatalf("depth %d, put %d", a.q.Depth(), len(a.put))
 		}
 	})
 }
 
-func TestAdmissionTimeout(t *testing.T) {
+func TestWorkQueueTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		a := newAdmission(runtime.NewMetrics(nil), 10, 1, 1, 5*time.Second)
+		a := newWorkQueue(runtime.NewMetrics(nil), admit.QueueConfig{QueueCapacity: 10, QueueTimeout: 5 * time.Second}, 1, 1)
 		release, _ := a.enter(context.Background(), a.put)
 		defer release()
 		start := time.Now()
 		if _, err := a.enter(context.Background(), a.put); err != errBusy || time.Since(start) != 5*time.Second {
 			t.Fatalf("no slot: %v after %v", err, time.Since(start))
 		}
-		a.timeout.Store(int64(time.Second)) // hot reload
+		a.q.Configure(admit.QueueConfig{QueueCapacity: 10, QueueTimeout: time.Second}) // hot reload
 		start = time.Now()
 		if _, err := a.enter(context.Background(), a.put); err != errBusy || time.Since(start) != time.Second {
 			t.Fatalf("reloaded timeout: %v after %v", err, time.Since(start))
 		}
-		if a.depth.Load() != 1 {
-			t.Fatalf("depth %d after timeouts", a.depth.Load())
+		if a.q.Depth() != 1 {
+			t.Fatalf("depth %d after timeouts", a.q.Depth())
 		}
 		rel, err := a.enter(context.Background(), a.get) // the other pool is free
 		if err != nil {
@@ -152,9 +153,9 @@ func TestAdmissionTimeout(t *testing.T) {
 	})
 }
 
-func TestAdmissionSlotFreed(t *testing.T) {
+func TestWorkQueueSlotFreed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		a := newAdmission(runtime.NewMetrics(nil), 10, 1, 1, 5*time.Second)
+		a := newWorkQueue(runtime.NewMetrics(nil), admit.QueueConfig{QueueCapacity: 10, QueueTimeout: 5 * time.Second}, 1, 1)
 		release, _ := a.enter(context.Background(), a.put)
 		go func() {
 			time.Sleep(2 * time.Second)
@@ -173,8 +174,8 @@ func TestAdmissionSlotFreed(t *testing.T) {
 			t.Fatalf("cancelled wait: %v", err)
 		}
 		hold()
-		if a.depth.Load() != 0 {
-			t.Fatalf("depth %d", a.depth.Load())
+		if a.q.Depth() != 0 {
+			t.Fatalf("depth %d", a.q.Depth())
 		}
 	})
 }

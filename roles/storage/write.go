@@ -93,7 +93,7 @@ func (r *Role) putReplicated(ctx context.Context, w writeReq, reply func(store.I
 	if err := r.writable(); err != nil {
 		return err
 	}
-	return r.withSlot(ctx, r.admit.put, w.endpoint, func() error {
+	return r.withSlot(ctx, r.work.put, w.endpoint, func() error {
 		if w.want != nil {
 			if info, err := r.engine.Stat(ctx, *w.want); err == nil {
 				return r.held(ctx, info, false, w.replica, reply)

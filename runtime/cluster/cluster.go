@@ -34,13 +34,13 @@ type Options struct {
 	Log zerolog.Logger
 	// Metrics receives the membership metrics (nil: a private set).
 	Metrics *runtime.Metrics
-	// Admitted, when not nil, turns registry admission on: it returns the
-	// ids listed as node items in the registry's committed HEAD, or ok =
-	// false when that is unknown (the last answer then stays; before any,
-	// only this node is admitted). It is called by the table owner on every
-	// change and tick, so it must be cheap and must not block; the map must
-	// not be modified afterwards.
-	Admitted func() (ids map[string]bool, ok bool)
+	// AllowList, when not nil, turns the member allow list on
+	// (cluster.registry_admission): it returns the ids listed as node items
+	// in the registry's committed HEAD, or ok = false when that is unknown
+	// (the last answer then stays; before any, only this node is a member).
+	// It is called by the table owner on every change and tick, so it must
+	// be cheap and must not block; the map must not be modified afterwards.
+	AllowList func() (ids map[string]bool, ok bool)
 
 	// tune adjusts the memberlist config after ron's settings (tests:
 	// ephemeral ports, shorter intervals).
@@ -131,7 +131,7 @@ func New(opt Options) (*Cluster, error) {
 		return nil, err
 	}
 	c.local.Store(lm)
-	c.table = newTable(c.id, opt.Config.ForgetAfter, opt.Admitted != nil, c.log, c.metrics.event)
+	c.table = newTable(c.id, opt.Config.ForgetAfter, opt.AllowList != nil, c.log, c.metrics.event)
 	c.stopCtx, c.stopCancel = context.WithCancel(context.Background())
 	v := NewView(c.id, []Member{c.selfMember()}, time.Time{})
 	c.view.Store(v)

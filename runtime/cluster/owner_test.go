@@ -197,12 +197,12 @@ func TestOwnerUpdateMeta(t *testing.T) {
 	})
 }
 
-func TestOwnerAdmission(t *testing.T) {
+func TestOwnerAllowList(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
 		var listed map[string]bool
 		c := newTestCluster(t, "a", func(o *Options) {
-			o.Admitted = func() (map[string]bool, bool) {
+			o.AllowList = func() (map[string]bool, bool) {
 				mu.Lock()
 				defer mu.Unlock()
 				return listed, listed != nil

@@ -12,7 +12,7 @@ import (
 )
 
 // ownerTick is how often the owner forgets departed members and re-reads
-// the registry admission.
+// the member allow list.
 const ownerTick = time.Second
 
 // joinBackoff paces join retries: 5 s doubling to 30 s (docs/cluster.md §2).
@@ -102,8 +102,8 @@ func (c *Cluster) step() {
 // publish builds the View at now and, when it differs from the current
 // one, stores it, updates the gauges and signals subscribers.
 func (c *Cluster) publish(now time.Time) {
-	if c.opt.Admitted != nil {
-		c.table.setAdmission(c.opt.Admitted())
+	if c.opt.AllowList != nil {
+		c.table.setAllowList(c.opt.AllowList())
 	}
 	v := NewView(c.id, c.table.members(c.selfMember(), now), now)
 	if sameMembers(v.Members, c.view.Load().Members) {

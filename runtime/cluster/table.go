@@ -39,17 +39,17 @@ func (e *entry) member(id string) Member {
 type table struct {
 	self        string
 	forgetAfter time.Duration
-	admission   bool // registry admission on
+	allowListOn bool // the member allow list is on
 	log         zerolog.Logger
 	count       func(event string) // counts a member event
 
-	entries  map[string]*entry
-	admitted map[string]bool // last registry answer (known)
-	known    bool
+	entries map[string]*entry
+	allowed map[string]bool // last registry answer (known)
+	known   bool
 }
 
-func newTable(self string, forgetAfter time.Duration, admission bool, log zerolog.Logger, count func(string)) *table {
-	return &table{self: self, forgetAfter: forgetAfter, admission: admission, log: log, count: count, entries: map[string]*entry{}}
+func newTable(self string, forgetAfter time.Duration, allowListOn bool, log zerolog.Logger, count func(string)) *table {
+	return &table{self: self, forgetAfter: forgetAfter, allowListOn: allowListOn, log: log, count: count, entries: map[string]*entry{}}
 }
 
 // apply records one memberlist event at now. A join or update of a node
@@ -110,18 +110,18 @@ func (t *table) refresh(name string, e *entry, raw []byte) bool {
 	return true
 }
 
-// setAdmission takes the registry's answer: with ok the ids listed as node
+// setAllowList takes the registry's answer: with ok the ids listed as node
 // items; without, the last answer stays (before any answer only this node
-// is admitted).
-func (t *table) setAdmission(ids map[string]bool, ok bool) {
+// is a member).
+func (t *table) setAllowList(ids map[string]bool, ok bool) {
 	if ok {
-		t.admitted, t.known = maps.Clone(ids), true
+		t.allowed, t.known = maps.Clone(ids), true
 	}
 }
 
-// admits reports whether the node named id may appear in the View.
-func (t *table) admits(id string) bool {
-	return !t.admission || (t.known && t.admitted[id])
+// allows reports whether the node named id may appear in the View.
+func (t *table) allows(id string) bool {
+	return !t.allowListOn || (t.known && t.allowed[id])
 }
 
 // forget drops nodes departed at least forget_after before now.
@@ -133,7 +133,7 @@ func (t *table) forgotten(e *entry, now time.Time) bool {
 	return e.departed() && now.Sub(e.since) >= t.forgetAfter
 }
 
-// members returns self plus the admitted nodes not forgotten at now, by
+// members returns self plus the allowed nodes not forgotten at now, by
 // id. An alive node left out by a known registry answer is counted as
 // unlisted once per appearance.
 func (t *table) members(self Member, now time.Time) []Member {
@@ -143,7 +143,7 @@ func (t *table) members(self Member, now time.Time) []Member {
 		if t.forgotten(e, now) {
 			continue
 		}
-		if !t.admits(id) {
+		if !t.allows(id) {
 			t.unlisted(id, e)
 			continue
 		}

@@ -45,9 +45,9 @@ type counts map[string]int
 
 func (c counts) add(ev string) { c[ev]++ }
 
-func newTestTable(admission bool) (*table, counts) {
+func newTestTable(allowListOn bool) (*table, counts) {
 	n := counts{}
-	return newTable("self", time.Hour, admission, zerolog.Nop(), n.add), n
+	return newTable("self", time.Hour, allowListOn, zerolog.Nop(), n.add), n
 }
 
 var selfM = Member{ID: "self", State: StateAlive, Since: testEpoch}
@@ -190,7 +190,7 @@ func TestTableForget(t *testing.T) {
 	}
 }
 
-func TestTableAdmission(t *testing.T) {
+func TestTableAllowList(t *testing.T) {
 	tb, n := newTestTable(true)
 	for _, id := range []string{"a", "b", "c"} {
 		tb.apply(nodeEvent{kind: evJoin, name: id, meta: rawMeta(t, id, "")}, testEpoch)
@@ -204,7 +204,7 @@ func TestTableAdmission(t *testing.T) {
 	}
 	steps := []struct {
 		name     string
-		admitted map[string]bool
+		allowed  map[string]bool
 		ok       bool
 		want     []string
 		unlisted int
@@ -213,11 +213,11 @@ func TestTableAdmission(t *testing.T) {
 		{"known", map[string]bool{"a": true, "b": true}, true, []string{"self", "a", "b"}, 1},
 		{"same answer counts nothing new", map[string]bool{"a": true, "b": true}, true, []string{"self", "a", "b"}, 1},
 		{"unknown keeps the last answer", nil, false, []string{"self", "a", "b"}, 1},
-		{"c admitted, b removed", map[string]bool{"a": true, "c": true}, true, []string{"self", "a", "c"}, 2},
+		{"c allowed, b removed", map[string]bool{"a": true, "c": true}, true, []string{"self", "a", "c"}, 2},
 		{"self need not be listed", map[string]bool{}, true, []string{"self"}, 4},
 	}
 	for _, s := range steps {
-		tb.setAdmission(s.admitted, s.ok)
+		tb.setAllowList(s.allowed, s.ok)
 		if got := ids(); !slices.Equal(got, s.want) {
 			t.Fatalf("%s: members %v, want %v", s.name, got, s.want)
 		}

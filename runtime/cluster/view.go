@@ -53,7 +53,7 @@ func (m Member) DepartedFor(now time.Time) time.Duration {
 type View struct {
 	// Self is this node's id; it is one of Members.
 	Self string
-	// Members are the admitted members known (alive, or departed less than
+	// Members are the allowed members known (alive, or departed less than
 	// forget_after ago), sorted by ID.
 	Members []Member
 	// Changed is when any member last joined, changed state or metadata, or

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ronhq/ron/httpx/client"
 )
 
 func TestFilterTable(t *testing.T) {
@@ -117,7 +119,7 @@ func TestBreakerLRUBound(t *testing.T) {
 		t.Fatalf("gauges %v", m.Values())
 	}
 	// New settings start a fresh table.
-	f.SetBreaker(BreakerSettings{ConsecutiveFailures: 2})
+	f.SetBreaker(client.IntervalBreakerConfig{BreakerConsecutiveFailures: 2})
 	if f.health.tracked() != 0 {
 		t.Fatal("SetBreaker kept old breakers")
 	}

@@ -9,38 +9,6 @@ import (
 	"github.com/ronhq/ron/httpx/client"
 )
 
-// BreakerSettings are the breaker_* keys of docs/gateway.md §9; zero fields
-// take the defaults. A breaker trips when within its Interval at least
-// MinRequests attempts had a failure ratio ≥ FailureRatio, or after
-// ConsecutiveFailures failures in a row; it stays open OpenTimeout, then
-// lets one probe through.
-type BreakerSettings struct {
-	MinRequests         uint32        // 20
-	FailureRatio        float64       // 0.5
-	ConsecutiveFailures uint32        // 5
-	Interval            time.Duration // 10 s, counted in rolling buckets of 1 s (or Interval if shorter)
-	OpenTimeout         time.Duration // 5 s
-}
-
-func (s BreakerSettings) withDefaults() BreakerSettings {
-	if s.MinRequests == 0 {
-		s.MinRequests = 20
-	}
-	if s.FailureRatio <= 0 {
-		s.FailureRatio = 0.5
-	}
-	if s.ConsecutiveFailures == 0 {
-		s.ConsecutiveFailures = 5
-	}
-	if s.Interval <= 0 {
-		s.Interval = 10 * time.Second
-	}
-	if s.OpenTimeout <= 0 {
-		s.OpenTimeout = 5 * time.Second
-	}
-	return s
-}
-
 type breaker = client.Breaker
 
 // errExcluded is reported to a breaker for an attempt the caller ended
@@ -54,10 +22,10 @@ type health struct {
 	badMu    sync.Mutex                    // orders check-and-expire against marking
 	bad      *lru.Cache[string, time.Time] // base → bad until
 	breakers atomic.Pointer[lru.Cache[string, *breaker]]
-	settings atomic.Pointer[BreakerSettings]
+	settings atomic.Pointer[client.IntervalBreakerConfig]
 }
 
-func newHealth(badFor time.Duration, s BreakerSettings) *health {
+func newHealth(badFor time.Duration, s client.IntervalBreakerConfig) *health {
 	h := &health{badFor: badFor}
 	h.bad, _ = lru.New[string, time.Time](maxTracked) // only a size ≤ 0 errors
 	h.setBreaker(s)
@@ -65,7 +33,7 @@ func newHealth(badFor time.Duration, s BreakerSettings) *health {
 }
 
 // setBreaker installs new settings and an empty breaker table.
-func (h *health) setBreaker(s BreakerSettings) {
+func (h *health) setBreaker(s client.IntervalBreakerConfig) {
 	h.settings.Store(&s)
 	c, _ := lru.New[string, *breaker](maxTracked)
 	h.breakers.Store(c)
@@ -107,13 +75,10 @@ func (h *health) breakerFor(base string) *breaker {
 	return nb
 }
 
-func newBreaker(name string, s BreakerSettings) *breaker {
-	return client.NewBreaker(name, client.BreakerOptions{Window: s.Interval, BucketPeriod: min(time.Second, s.Interval),
-		OpenFor: s.OpenTimeout, HalfOpenProbes: 1, Trip: func(n client.Counts) bool {
-			counted := n.Requests - min(n.TotalExclusions, n.Requests)
-			return n.ConsecutiveFailures >= s.ConsecutiveFailures ||
-				counted >= s.MinRequests && float64(n.TotalFailures) >= s.FailureRatio*float64(counted)
-		}})
+// newBreaker is the breaker of one provider: rolling counts over the
+// interval (client.IntervalBreakerConfig.RollingOptions).
+func newBreaker(name string, s client.IntervalBreakerConfig) *breaker {
+	return client.NewBreaker(name, s.RollingOptions())
 }
 
 // worstState is the worst state of any tracked breaker: open, else

@@ -21,6 +21,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/gateway/gatewayapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store/verified"
@@ -51,8 +52,9 @@ type Options struct {
 	// BadFor is how long a provider that failed verification is skipped
 	// (10 min).
 	BadFor time.Duration
-	// Breaker configures the per-provider circuit breakers.
-	Breaker BreakerSettings
+	// Breaker configures the per-provider circuit breakers (the gateway's
+	// breaker_* keys; zero fields take their defaults).
+	Breaker client.IntervalBreakerConfig
 	// Timeout (forward_timeout, 5 s) bounds each provider request until its
 	// response headers, then every 64 KiB group read from it and every
 	// group written to the client.
@@ -108,7 +110,7 @@ func withDefaults(opt Options) Options {
 	if opt.Metrics == nil {
 		opt.Metrics = runtime.NewMetrics(nil)
 	}
-	opt.Breaker = opt.Breaker.withDefaults()
+	opt.Breaker = opt.Breaker.WithDefaults()
 	return opt
 }
 
@@ -127,7 +129,7 @@ func (f *Fetcher) SetTimeout(d time.Duration) {
 // SetBreaker changes the breaker settings live. Existing breakers are
 // dropped (their state with them); every provider gets a fresh breaker with
 // the new settings on its next use.
-func (f *Fetcher) SetBreaker(s BreakerSettings) { f.health.setBreaker(s.withDefaults()) }
+func (f *Fetcher) SetBreaker(s client.IntervalBreakerConfig) { f.health.setBreaker(s.WithDefaults()) }
 
 func (f *Fetcher) maxTries() int { return int(f.maxProviders.Load()) }
 

@@ -14,34 +14,13 @@ var (
 	errExcluded = client.ErrAttemptExcluded
 )
 
-// breakerConfig is the part of a Policy a breaker is built from.
-type breakerConfig struct {
-	minRequests, consecutive uint32
-	ratio                    float64
-	interval, openFor        time.Duration
-}
-
-func breakerConfigOf(p Policy) breakerConfig {
-	return breakerConfig{
-		minRequests: p.BreakerMinRequests, consecutive: p.BreakerConsecutiveFailures,
-		ratio: p.BreakerFailureRatio, interval: p.BreakerInterval, openFor: p.BreakerOpenTimeout,
-	}
-}
-
-// trips is the docs/gateway.md §3.8 rule: consecutive failures, or enough requests in the
-// current interval with a high enough failure share.
-func (c breakerConfig) trips(n client.Counts) bool {
-	return n.ConsecutiveFailures >= c.consecutive ||
-		n.Requests >= c.minRequests && float64(n.TotalFailures) >= c.ratio*float64(n.Requests)
-}
-
-// breaker is one upstream's breaker. Counts are kept per cyclic interval
-// (a fixed window): "the current breaker_interval".
+// breaker is one upstream's breaker, of the docs/gateway.md §3.8 rule:
+// counts are kept per cyclic interval (a fixed window), "the current
+// breaker_interval".
 type breaker struct{ *client.Breaker }
 
-func newBreaker(name string, cfg breakerConfig) *breaker {
-	return &breaker{client.NewBreaker(name, client.BreakerOptions{Window: cfg.interval, FixedWindow: true,
-		OpenFor: cfg.openFor, HalfOpenProbes: 1, Trip: cfg.trips})}
+func newBreaker(name string, cfg client.IntervalBreakerConfig) *breaker {
+	return &breaker{client.NewBreaker(name, cfg.FixedWindowOptions())}
 }
 
 // allow asks for one attempt: the verdict callback, or the 503 answer when

@@ -112,7 +112,7 @@ func TestBreakerFailureRatio(t *testing.T) {
 					acts = append(acts, []int{200, 500}[i%2])
 				}
 				s := &script{acts: append(acts, 200)}
-				l := w.link(t, s, Options{Policy: Policy{BreakerConsecutiveFailures: 100}})
+				l := w.link(t, s, Options{Policy: Policy{IntervalBreakerConfig: client.IntervalBreakerConfig{BreakerConsecutiveFailures: 100}}})
 				for i := range 20 {
 					get(t, context.Background(), l)
 					want := client.StateClosed
@@ -131,7 +131,7 @@ func TestBreakerFailureRatio(t *testing.T) {
 func TestBreakerRatioCountsPerInterval(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &script{acts: []int{500, 500, 500}}
-		l := inprocLink(t, s, Options{Policy: Policy{BreakerConsecutiveFailures: 100, BreakerMinRequests: 4, BreakerInterval: time.Second}})
+		l := inprocLink(t, s, Options{Policy: Policy{IntervalBreakerConfig: client.IntervalBreakerConfig{BreakerConsecutiveFailures: 100, BreakerMinRequests: 4, BreakerInterval: time.Second}}})
 		for range 3 {
 			get(t, context.Background(), l)
 		}
@@ -182,7 +182,7 @@ func TestBreakerStopsRetries(t *testing.T) {
 		t.Run(w.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := &script{acts: []int{503}}
-				l := w.link(t, s, Options{Policy: Policy{BreakerConsecutiveFailures: 2}})
+				l := w.link(t, s, Options{Policy: Policy{IntervalBreakerConfig: client.IntervalBreakerConfig{BreakerConsecutiveFailures: 2}}})
 				_, he := get(t, context.Background(), l)
 				checkBreakerError(t, he, 5)
 				if s.count() != 2 {

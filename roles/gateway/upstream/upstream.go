@@ -42,16 +42,9 @@ type Policy struct {
 	MaxAttempts int
 	// RetryBase and RetryCap shape the pause before a retry (50 ms, 2 s).
 	RetryBase, RetryCap time.Duration
-	// Trip rule: within the current BreakerInterval (10 s) at least
-	// BreakerMinRequests (20) requests with a failure share of at least
-	// BreakerFailureRatio (0.5), or BreakerConsecutiveFailures (5) failures
-	// in a row. An open breaker stays open BreakerOpenTimeout (5 s), then lets
-	// one probe through.
-	BreakerMinRequests         uint32
-	BreakerFailureRatio        float64
-	BreakerConsecutiveFailures uint32
-	BreakerInterval            time.Duration
-	BreakerOpenTimeout         time.Duration
+	// IntervalBreakerConfig is the link's breaker, counted per cyclic
+	// interval (client.IntervalBreakerConfig.FixedWindowOptions).
+	client.IntervalBreakerConfig
 }
 
 // DefaultPolicy returns the docs/gateway.md §9 defaults.
@@ -59,8 +52,7 @@ func DefaultPolicy() Policy {
 	return Policy{
 		ForwardTimeout: 5 * time.Second, MaxAttempts: 3,
 		RetryBase: 50 * time.Millisecond, RetryCap: 2 * time.Second,
-		BreakerMinRequests: 20, BreakerFailureRatio: 0.5, BreakerConsecutiveFailures: 5,
-		BreakerInterval: 10 * time.Second, BreakerOpenTimeout: 5 * time.Second,
+		IntervalBreakerConfig: client.DefaultIntervalBreaker(),
 	}
 }
 
@@ -78,25 +70,7 @@ func (p Policy) withDefaults() Policy {
 	if p.RetryCap <= 0 {
 		p.RetryCap = d.RetryCap
 	}
-	return p.breakerDefaults(d)
-}
-
-func (p Policy) breakerDefaults(d Policy) Policy {
-	if p.BreakerMinRequests == 0 {
-		p.BreakerMinRequests = d.BreakerMinRequests
-	}
-	if p.BreakerFailureRatio <= 0 {
-		p.BreakerFailureRatio = d.BreakerFailureRatio
-	}
-	if p.BreakerConsecutiveFailures == 0 {
-		p.BreakerConsecutiveFailures = d.BreakerConsecutiveFailures
-	}
-	if p.BreakerInterval <= 0 {
-		p.BreakerInterval = d.BreakerInterval
-	}
-	if p.BreakerOpenTimeout <= 0 {
-		p.BreakerOpenTimeout = d.BreakerOpenTimeout
-	}
+	p.IntervalBreakerConfig = p.IntervalBreakerConfig.WithDefaults()
 	return p
 }
 
@@ -164,7 +138,7 @@ func New(opt Options) (*Link, error) {
 	}
 	p := opt.Policy.withDefaults()
 	l.pol.Store(&p)
-	l.br.Store(newBreaker(opt.Name, breakerConfigOf(p)))
+	l.br.Store(newBreaker(opt.Name, p.IntervalBreakerConfig))
 	state := l.BreakerState
 	if opt.NoStateGauge {
 		state = nil
@@ -224,8 +198,8 @@ func (l *Link) SetPolicy(p Policy) {
 	defer l.mu.Unlock()
 	old := l.pol.Load()
 	l.pol.Store(&p)
-	if cfg := breakerConfigOf(p); cfg != breakerConfigOf(*old) {
-		l.br.Store(newBreaker(l.name, cfg))
+	if p.IntervalBreakerConfig != old.IntervalBreakerConfig {
+		l.br.Store(newBreaker(l.name, p.IntervalBreakerConfig))
 	}
 }
 

@@ -17,20 +17,21 @@ import (
 	"github.com/ronhq/ron/runtime"
 )
 
-// Admission errors (docs/index.md §8, docs/architecture.md §3).
+// Errors of a refused request (docs/index.md §8, docs/architecture.md §3).
 var (
 	errBusy     = httpx.NewError(http.StatusTooManyRequests, httpx.CodeBusy, "index is busy, retry later")
 	errDraining = httpx.NewError(http.StatusServiceUnavailable, httpx.CodeDraining, "index is shutting down")
 )
 
-// admission is the index's admission after the listener's ingress limits
-// and the route's capability check (docs/index.md §8): the optional per-IP token bucket
-// (429 rate_limited with Retry-After from the bucket), then the work queue
-// in front of the worker pool (429 busy, Retry-After: 1, when the queue is
-// full or no worker frees up within queue_timeout). It also tracks the
-// requests in flight so that shutdown can refuse new ones (503 draining),
-// wait for the rest, and cancel what is still running at the deadline.
-type admission struct {
+// workQueue is the index's work queue in front of its worker pool, after
+// the listener's ingress limits and the route's capability check
+// (docs/index.md §8): the optional per-IP token bucket (429 rate_limited
+// with Retry-After from the bucket), then the httpx/admit queue (429 busy,
+// Retry-After: 1, when the queue is full or no worker frees up within
+// queue_timeout). It also tracks the requests in flight so that shutdown can
+// refuse new ones (503 draining), wait for the rest, and cancel what is
+// still running at the deadline.
+type workQueue struct {
 	met    roleMetrics
 	q      *admit.Queue
 	pool   atomic.Pointer[admit.Pool]
@@ -45,10 +46,9 @@ type admission struct {
 	idle    chan struct{} // closed once closed && running == 0
 }
 
-func newAdmission(m *runtime.Metrics, cfg Config) (*admission, error) {
-	a := &admission{met: roleMetrics{m}, idle: make(chan struct{}),
-		q: admit.New(admit.Options{Role: roleName, Metrics: m, Capacity: cfg.QueueCapacity,
-			Timeout: cfg.QueueTimeout, Busy: errBusy})}
+func newWorkQueue(m *runtime.Metrics, cfg Config) (*workQueue, error) {
+	a := &workQueue{met: roleMetrics{m}, idle: make(chan struct{}),
+		q: admit.New(admit.Options{Role: roleName, Metrics: m, QueueConfig: cfg.QueueConfig, Busy: errBusy})}
 	a.abortCtx, a.abort = context.WithCancel(context.Background())
 	if err := a.apply(cfg); err != nil {
 		a.abort()
@@ -57,12 +57,11 @@ func newAdmission(m *runtime.Metrics, cfg Config) (*admission, error) {
 	return a, nil
 }
 
-// apply sets the live admission keys: queue_capacity, queue_timeout,
+// apply sets the live keys: queue_capacity, queue_timeout,
 // workers (a new pool; requests holding a slot of the old one release it
 // there) and the per-IP bucket (ratelimit_rps 0 turns it off).
-func (a *admission) apply(cfg Config) error {
-	a.q.SetCapacity(cfg.QueueCapacity)
-	a.q.SetTimeout(cfg.QueueTimeout)
+func (a *workQueue) apply(cfg Config) error {
+	a.q.Configure(cfg.QueueConfig)
 	if p := a.pool.Load(); p == nil || cap(*p) != cfg.Workers {
 		pool := admit.NewPool(cfg.Workers)
 		a.pool.Store(&pool)
@@ -85,7 +84,7 @@ func (a *admission) apply(cfg Config) error {
 // middleware admits one request (route middleware, after the capability
 // check). The request's context is cancelled by abort, so a lookup still
 // running at the drain deadline ends and cancels its legs.
-func (a *admission) middleware(next echo.HandlerFunc) echo.HandlerFunc {
+func (a *workQueue) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if !a.begin() {
 			return errDraining
@@ -109,7 +108,7 @@ func (a *admission) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 
 // refused maps a failed Enter: busy (counted under the route template),
 // draining when shutdown cancelled the wait, else the context's error.
-func (a *admission) refused(c echo.Context, err error) error {
+func (a *workQueue) refused(c echo.Context, err error) error {
 	switch {
 	case errors.Is(err, errBusy):
 		a.met.busy(httpx.RouteOf(c))
@@ -120,7 +119,7 @@ func (a *admission) refused(c echo.Context, err error) error {
 }
 
 // limitIP takes a token from the client address's bucket.
-func (a *admission) limitIP(r *http.Request) error {
+func (a *workQueue) limitIP(r *http.Request) error {
 	b := a.bucket.Load()
 	if b == nil {
 		return nil
@@ -146,7 +145,7 @@ func clientIP(remote string) string {
 }
 
 // begin counts a request in, or refuses it once drain was called.
-func (a *admission) begin() bool {
+func (a *workQueue) begin() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
@@ -157,14 +156,14 @@ func (a *admission) begin() bool {
 }
 
 // end counts a request out.
-func (a *admission) end() {
+func (a *workQueue) end() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.running--
 	a.closeIdleLocked()
 }
 
-func (a *admission) closeIdleLocked() {
+func (a *workQueue) closeIdleLocked() {
 	if a.closed && a.running == 0 {
 		select {
 		case <-a.idle:
@@ -175,7 +174,7 @@ func (a *admission) closeIdleLocked() {
 }
 
 // drain refuses new requests from now on (503 draining).
-func (a *admission) drain() {
+func (a *workQueue) drain() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.closed = true
@@ -183,7 +182,7 @@ func (a *admission) drain() {
 }
 
 // inFlight returns the number of admitted requests still running.
-func (a *admission) inFlight() int {
+func (a *workQueue) inFlight() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.running
@@ -191,7 +190,7 @@ func (a *admission) inFlight() int {
 
 // stop drains, cancels every running request and waits for them to return,
 // at most grace. It returns how many were still running when cancelled.
-func (a *admission) stop(grace time.Duration) int {
+func (a *workQueue) stop(grace time.Duration) int {
 	a.drain()
 	n := a.inFlight()
 	a.abort()

@@ -14,35 +14,36 @@ import (
 	"github.com/ronhq/ron/runtime"
 )
 
-// Registry admission timing.
+// Allow-list timing.
 const (
-	// admissionHeadInterval is the safety-net re-read of the registry HEAD
+	// allowListHeadInterval is the safety-net re-read of the registry HEAD
 	// (commits also arrive as RegistryUpdated events).
-	admissionHeadInterval = 60 * time.Second
-	// admissionCallTimeout bounds each Head and Get call.
-	admissionCallTimeout = 10 * time.Second
+	allowListHeadInterval = 60 * time.Second
+	// allowListCallTimeout bounds each Head and Get call.
+	allowListCallTimeout = 10 * time.Second
 )
 
-// admissionRetry paces HEAD reads after a failure: 1 s doubling to 60 s.
-var admissionRetry = runtime.Backoff{Base: time.Second, Max: admissionHeadInterval, Factor: 2, Jitter: 0.2}
+// allowListRetry paces HEAD reads after a failure: 1 s doubling to 60 s.
+var allowListRetry = runtime.Backoff{Base: time.Second, Max: allowListHeadInterval, Factor: 2, Jitter: 0.2}
 
-// admission is cluster.registry_admission (docs/cluster.md §2): it follows
-// the co-located registry's committed HEAD and offers the ids of its node
-// items to the membership table through admitted. Only the goroutine
-// running run writes; admitted is a lock-free read.
-type admission struct {
+// memberAllowList is the allow list of registry-approved members, on with
+// cluster.registry_admission (docs/cluster.md §2): it follows the co-located
+// registry's committed HEAD and offers the ids of its node items to the
+// membership table through allowed. Only the goroutine running run writes;
+// allowed is a lock-free read.
+type memberAllowList struct {
 	log     zerolog.Logger
 	ids     atomic.Pointer[map[string]bool] // nil until a HEAD was read
 	version atomic.Uint64                   // the applied registry version
 }
 
-func newAdmission(log zerolog.Logger) *admission {
-	return &admission{log: log.With().Str("component", "registry_admission").Logger()}
+func newMemberAllowList(log zerolog.Logger) *memberAllowList {
+	return &memberAllowList{log: log.With().Str("component", "registry_admission").Logger()}
 }
 
-// admitted implements cluster.Options.Admitted: the node ids listed in the
+// allowed implements cluster.Options.AllowList: the node ids listed in the
 // last applied HEAD, ok = false before any was read.
-func (a *admission) admitted() (map[string]bool, bool) {
+func (a *memberAllowList) allowed() (map[string]bool, bool) {
 	p := a.ids.Load()
 	if p == nil {
 		return nil, false
@@ -53,18 +54,18 @@ func (a *admission) admitted() (map[string]bool, bool) {
 // run follows the registry until ctx ends: HEAD at once and every 60 s
 // (1 s doubling after failures), and each RegistryUpdated event of the bus.
 // Failures keep the last set in force.
-func (a *admission) run(ctx context.Context, client registryapi.Client, bus *runtime.Bus) {
-	sub := bus.Subscribe("node/registry_admission")
+func (a *memberAllowList) run(ctx context.Context, client registryapi.Client, bus *runtime.Bus) {
+	sub := bus.Subscribe("node/registry_admission") // the subscriber label of ron_bus_lagged_total
 	defer sub.Close()
 	failures := 0
 	for {
-		wait := admissionHeadInterval
+		wait := allowListHeadInterval
 		if err := a.syncHead(ctx, client); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
 			a.log.Warn().Err(err).Msg("registry HEAD unavailable; admitted nodes unchanged")
-			wait = admissionRetry.Delay(failures, nil)
+			wait = allowListRetry.Delay(failures, nil)
 			failures++
 		} else {
 			failures = 0
@@ -77,7 +78,7 @@ func (a *admission) run(ctx context.Context, client registryapi.Client, bus *run
 
 // waitEvents applies RegistryUpdated events until wait has passed (true)
 // or ctx ended (false).
-func (a *admission) waitEvents(ctx context.Context, client registryapi.Client, sub *runtime.Subscription, wait time.Duration) bool {
+func (a *memberAllowList) waitEvents(ctx context.Context, client registryapi.Client, sub *runtime.Subscription, wait time.Duration) bool {
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	for {
@@ -99,8 +100,8 @@ func (a *admission) waitEvents(ctx context.Context, client registryapi.Client, s
 }
 
 // syncHead reads HEAD and applies it when it is new.
-func (a *admission) syncHead(ctx context.Context, client registryapi.Client) error {
-	cctx, cancel := context.WithTimeout(ctx, admissionCallTimeout)
+func (a *memberAllowList) syncHead(ctx context.Context, client registryapi.Client) error {
+	cctx, cancel := context.WithTimeout(ctx, allowListCallTimeout)
 	defer cancel()
 	h, err := client.Head(cctx)
 	if err != nil {
@@ -111,11 +112,11 @@ func (a *admission) syncHead(ctx context.Context, client registryapi.Client) err
 
 // apply reads version v (announced with payload_b3 b3) and installs its node
 // ids, unless a version at least as new is already applied.
-func (a *admission) apply(ctx context.Context, client registryapi.Client, v uint64, b3 string) error {
+func (a *memberAllowList) apply(ctx context.Context, client registryapi.Client, v uint64, b3 string) error {
 	if a.ids.Load() != nil && v <= a.version.Load() {
 		return nil
 	}
-	cctx, cancel := context.WithTimeout(ctx, admissionCallTimeout)
+	cctx, cancel := context.WithTimeout(ctx, allowListCallTimeout)
 	defer cancel()
 	art, _, err := client.Get(cctx, v)
 	if err != nil {

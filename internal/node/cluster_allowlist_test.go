@@ -74,32 +74,32 @@ func (f *fakeRegistry) set(fn func(*fakeRegistry)) {
 	fn(f)
 }
 
-func admittedIDs(a *admission) ([]string, bool) {
-	ids, ok := a.admitted()
+func allowedIDs(a *memberAllowList) ([]string, bool) {
+	ids, ok := a.allowed()
 	return slices.Sorted(maps.Keys(ids)), ok
 }
 
-// TestRegistryAdmission: nothing is known until a HEAD is read (then
+// TestMemberAllowList: nothing is known until a HEAD is read (then
 // retried 1 s later); then the node items of HEAD are admitted, a
 // RegistryUpdated event brings a new version at once, an event whose
 // payload does not match or an older version changes nothing, and a
 // failing registry keeps the last set.
-func TestRegistryAdmission(t *testing.T) {
+func TestMemberAllowList(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := &fakeRegistry{head: 2, versions: map[uint64]*descriptor.Set{2: committedSet(t, 2, "node-a", "node-b")},
 			headErr: errors.New("registry starting")}
 		bus := runtime.NewBus(nil)
-		a := newAdmission(zerolog.Nop())
+		a := newMemberAllowList(zerolog.Nop())
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { a.run(ctx, reg, bus); close(done) }()
 		synctest.Wait()
-		if ids, ok := a.admitted(); ok || ids != nil {
+		if ids, ok := a.allowed(); ok || ids != nil {
 			t.Fatalf("admitted before any HEAD: %v", ids)
 		}
 		reg.set(func(f *fakeRegistry) { f.headErr = nil })
 		time.Sleep(2 * time.Second)
-		if ids, ok := admittedIDs(a); !ok || !slices.Equal(ids, []string{"node-a", "node-b"}) {
+		if ids, ok := allowedIDs(a); !ok || !slices.Equal(ids, []string{"node-a", "node-b"}) {
 			t.Fatalf("after HEAD: %v %t", ids, ok)
 		}
 		v3 := committedSet(t, 3, "node-c")
@@ -107,17 +107,17 @@ func TestRegistryAdmission(t *testing.T) {
 		bus.Publish(runtime.RegistryUpdated{Version: 3, B3: "b3:wrong"})
 		bus.Publish(runtime.RegistryUpdated{Version: 1, B3: v3.B3})
 		synctest.Wait()
-		if ids, _ := admittedIDs(a); !slices.Equal(ids, []string{"node-a", "node-b"}) {
+		if ids, _ := allowedIDs(a); !slices.Equal(ids, []string{"node-a", "node-b"}) {
 			t.Fatalf("mismatched or old event applied: %v", ids)
 		}
 		bus.Publish(runtime.RegistryUpdated{Version: 3, B3: v3.B3})
 		synctest.Wait()
-		if ids, _ := admittedIDs(a); !slices.Equal(ids, []string{"node-c"}) {
+		if ids, _ := allowedIDs(a); !slices.Equal(ids, []string{"node-c"}) {
 			t.Fatalf("after event: %v", ids)
 		}
 		reg.set(func(f *fakeRegistry) { f.headErr = errors.New("down") })
-		time.Sleep(2 * admissionHeadInterval)
-		if ids, ok := admittedIDs(a); !ok || !slices.Equal(ids, []string{"node-c"}) {
+		time.Sleep(2 * allowListHeadInterval)
+		if ids, ok := allowedIDs(a); !ok || !slices.Equal(ids, []string{"node-c"}) {
 			t.Fatalf("failing registry changed the set: %v %t", ids, ok)
 		}
 		cancel()

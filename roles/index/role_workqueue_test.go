@@ -14,7 +14,7 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// bubbleRole is a role with its store, admission and routes built but no
+// bubbleRole is a role with its store, work queue and routes built but no
 // listener, for tests inside a synctest bubble: requests go straight to the
 // router.
 type bubbleRole struct {
@@ -37,7 +37,7 @@ func newBubbleRole(t *testing.T, mod func(*Config)) *bubbleRole {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		r.admit.abort()
+		r.work.abort()
 		_ = r.closeStore()
 	})
 	return &bubbleRole{Role: r, t: t}
@@ -68,7 +68,7 @@ func (b *bubbleRole) serve(method, path, remote, token, body string) *httptest.R
 // holdWorker takes one worker slot as a running request would.
 func (b *bubbleRole) holdWorker() func() {
 	b.t.Helper()
-	release, err := b.admit.q.Enter(context.Background(), *b.admit.pool.Load())
+	release, err := b.work.q.Enter(context.Background(), *b.work.pool.Load())
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestAdmissionAppliesLive(t *testing.T) {
 		}
 		start := time.Now()
 		wantAnswer(t, b.serve("GET", "/names/a.example", "", "", ""), 404, "not_found", "")
-		if time.Since(start) != 0 || cap(*b.admit.pool.Load()) != 2 {
+		if time.Since(start) != 0 || cap(*b.work.pool.Load()) != 2 {
 			t.Fatalf("new pool not used: waited %v", time.Since(start))
 		}
 	})
@@ -271,7 +271,7 @@ func TestDrainRefusesNewWork(t *testing.T) {
 		b := newBubbleRole(t, nil)
 		b.Drain()
 		wantAnswer(t, b.serve("GET", "/names/a.example", "", "", ""), 503, "draining", "1")
-		if n := b.admit.stop(time.Second); n != 0 {
+		if n := b.work.stop(time.Second); n != 0 {
 			t.Fatalf("%d requests running", n)
 		}
 	})
