@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -14,6 +13,8 @@ import (
 	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/roles/storage/peer"
 	"github.com/ronhq/ron/roles/storage/repair"
+	"github.com/ronhq/ron/roles/storage/repairlink"
+	"github.com/ronhq/ron/roles/storage/replicate"
 	"github.com/ronhq/ron/roles/storage/storageapi"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
@@ -63,12 +64,14 @@ type Role struct {
 	upgrade   sidecarUpgrade // progress of the v1 → v2 sidecar upgrade
 
 	// Cluster mode (docs/cluster.md §4–§5): the node-to-node client (replica
-	// copies, inventory checks; nil with cluster mode off), the repair engine, its HTTP client
-	// for pulls and provider lookups, and the [cluster] keys of the last
-	// ApplyCluster. repair holds nil with cluster mode off and before Start.
+	// copies, inventory checks; nil with cluster mode off), the replicator of
+	// writes, the repair engine, its link to this node (pulls, provider
+	// lookups), and the [cluster] keys of the last ApplyCluster. repair
+	// holds nil with cluster mode off and before Start.
 	peer       *peer.Client
+	replicas   *replicate.Replicator
 	repair     atomic.Pointer[repair.Repairer]
-	repairHTTP *http.Client
+	repairLink *repairlink.Link
 	clusterCfg atomic.Pointer[cluster.Config]
 }
 
@@ -106,9 +109,7 @@ func (r *Role) Start(ctx context.Context) error {
 		r.reprovide = newReprovider(engine, r.announce, r.Cfg, r.metrics, r.Log)
 	}
 	if r.opt.Cluster != nil {
-		r.peer = r.newPeers()
-		r.metrics.registerReplicaCopies()
-		r.repair.Store(r.newRepairer())
+		r.buildCluster()
 	}
 	r.registerGauges()
 	r.probe(ctx)

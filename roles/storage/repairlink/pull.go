@@ -1,4 +1,4 @@
-package storage
+package repairlink
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/roles/index/indexapi"
-	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/roles/storage/repair"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/cluster/placement"
@@ -34,16 +33,16 @@ const (
 // from sources (T, then the other alive members), skipping this node, and
 // commits it as a normal write (announced). An id
 // held again by the time the pull runs moves nothing.
-func (x repairExec) Pull(ctx context.Context, id store.ID, sources []string, m repair.Meter) error {
-	if held, err := x.r.engine.Has(ctx, []store.ID{id}); err == nil && held[0] {
+func (l *Link) Pull(ctx context.Context, id store.ID, sources []string, m repair.Meter) error {
+	if held, err := l.opt.Engine.Has(ctx, []store.ID{id}); err == nil && held[0] {
 		return nil // restored meanwhile (a holder's push)
 	}
-	v := x.r.opt.Cluster.View()
+	v := l.opt.Members.View()
 	self, _ := v.Member(v.Self)
-	candidates := dedupe(append(x.r.providerURLs(ctx, v, id), sources...), self.URL(placement.Role))
+	candidates := dedupe(append(l.providerURLs(ctx, v, id), sources...), self.URL(placement.Role))
 	last := errors.New("no other holder is known")
 	for _, base := range candidates {
-		err := x.r.pullFrom(ctx, base, id, m)
+		err := l.pullFrom(ctx, base, id, m)
 		if err == nil {
 			return nil
 		}
@@ -71,18 +70,17 @@ func dedupe(urls []string, skip string) []string {
 
 // requester is the verified transfer's client for repair pulls: the node
 // token, replica_stall_timeout per phase.
-func (r *Role) requester() *vfetch.Requester {
-	return &vfetch.Requester{HTTP: r.repairHTTP, Timeout: r.clusterConfig().ReplicaStallTimeout,
-		UserAgent: repairUserAgent, Prepare: r.bearer}
+func (l *Link) requester() *vfetch.Requester {
+	return &vfetch.Requester{HTTP: l.http, Timeout: l.opt.Stall(), UserAgent: repairUserAgent, Prepare: l.bearer}
 }
 
 // bearer adds the node token to a node-to-node request (none when it
 // cannot be had: the peer then answers 401, which fails that source).
-func (r *Role) bearer(req *http.Request) {
-	if r.opt.Node.Token == nil {
+func (l *Link) bearer(req *http.Request) {
+	if l.opt.Token == nil {
 		return
 	}
-	if tok, err := r.opt.Node.Token(req.Context()); err == nil && tok != "" {
+	if tok, err := l.opt.Token(req.Context()); err == nil && tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
 }
@@ -92,8 +90,8 @@ func (r *Role) bearer(req *http.Request) {
 // m, into the engine. A source without outboards (a ron from before
 // verified streaming) fails with vfetch.ErrNoOutboard. A failure to store
 // it is a *repair.Failure (no other source would help).
-func (r *Role) pullFrom(ctx context.Context, base string, id store.ID, m repair.Meter) error {
-	req := r.requester()
+func (l *Link) pullFrom(ctx context.Context, base string, id store.ID, m repair.Meter) error {
+	req := l.requester()
 	t, err := req.Outboard(ctx, base, id)
 	if err != nil {
 		return err
@@ -108,15 +106,15 @@ func (r *Role) pullFrom(ctx context.Context, base string, id store.ID, m repair.
 		defer b.Close()
 		body, ctype = m.Reader(ctx, t.Size, b), b.ContentType
 	}
-	info, _, err := r.engine.Put(ctx, body, store.PutOptions{Want: &id, Meta: store.Meta{ContentType: ctype},
-		MaxBytes: int64(r.Cfg.Load().MaxObjectBytes)})
+	info, _, err := l.opt.Engine.Put(ctx, body, store.PutOptions{Want: &id, Meta: store.Meta{ContentType: ctype},
+		MaxBytes: l.opt.MaxObjectBytes()})
 	if err != nil {
 		if isCommitError(err) {
 			return repair.Fail(reasonCommit, err)
 		}
 		return err
 	}
-	r.announce.enqueue(announcing.Record{ID: id, Type: info.ContentType, TTL: r.Cfg.Load().ProviderTTL})
+	l.opt.Announce(info)
 	return nil
 }
 
@@ -130,13 +128,13 @@ func isCommitError(err error) bool {
 // providerURLs asks up to providerLookups alive index members, owners of
 // id's provider records first, for its providers (GET /providers/{b3});
 // the first answer counts, failures give none.
-func (r *Role) providerURLs(ctx context.Context, v *cluster.View, id store.ID) []string {
+func (l *Link) providerURLs(ctx context.Context, v *cluster.View, id store.ID) []string {
 	members := placement.Ranked(v.Alive(indexapi.RoleName), id)
 	for i, m := range members {
 		if i == providerLookups || ctx.Err() != nil {
 			break
 		}
-		if urls, err := r.lookupProviders(ctx, m.URL(indexapi.RoleName), id); err == nil {
+		if urls, err := l.lookupProviders(ctx, m.URL(indexapi.RoleName), id); err == nil {
 			return urls
 		}
 	}
@@ -145,7 +143,7 @@ func (r *Role) providerURLs(ctx context.Context, v *cluster.View, id store.ID) [
 
 // lookupProviders is one GET {index}/providers/{b3}: the providers' base
 // URLs in the index's order; 404 is an empty answer.
-func (r *Role) lookupProviders(ctx context.Context, base string, id store.ID) ([]string, error) {
+func (l *Link) lookupProviders(ctx context.Context, base string, id store.ID) ([]string, error) {
 	if base == "" {
 		return nil, errors.New("no index URL")
 	}
@@ -155,8 +153,8 @@ func (r *Role) lookupProviders(ctx context.Context, base string, id store.ID) ([
 	if err != nil {
 		return nil, err
 	}
-	r.bearer(req)
-	resp, err := r.repairHTTP.Do(req)
+	l.bearer(req)
+	resp, err := l.http.Do(req)
 	if err != nil {
 		return nil, err
 	}

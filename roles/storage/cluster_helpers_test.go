@@ -12,6 +12,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/roles/storage/replicate"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/cluster/placement"
 	"github.com/ronhq/ron/store"
@@ -145,7 +146,7 @@ func (tc *testCluster) setView(states map[string]cluster.State) {
 // order returns the sync copy candidates for id as the coordinator sees
 // them (the top(RF, W, x) targets first).
 func (tc *testCluster) order(id store.ID) []string {
-	return placement.IDs(newCopyPlan(tc.views["node-a"].View(), tc.self.Cfg.Load().ReplicationFactor, id).order)
+	return placement.IDs(replicate.NewPlan(tc.views["node-a"].View(), tc.self.Cfg.Load().ReplicationFactor, id).Order)
 }
 
 // write sends body to the coordinator (POST /o, or PUT /o/{id} when put).

@@ -1,4 +1,4 @@
-package storage
+package replicate
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 // localCopyError marks a copy that failed on this node's side: the object
 // could not be opened or a chunk failed verification (then it is
-// quarantined). err is the answer for the client (storeError form).
+// quarantined). err is the answer for the client (Options.Open's form).
 type localCopyError struct{ err error }
 
 func (e *localCopyError) Error() string { return "reading the local copy: " + e.err.Error() }
@@ -26,18 +26,16 @@ func isLocalCopyError(err error) bool {
 // X-Ron-Replica (peer.Client.PutReplica). existing: base already held id.
 // Target failures are *peer.PutError; local ones *localCopyError. The object
 // is opened straight from the engine: the write already holds a PUT slot.
-// It is released only once the transport stopped reading it (replicaBody).
-func (r *Role) copyTo(ctx context.Context, base string, id store.ID) (existing bool, err error) {
-	obj, err := r.engine.Open(ctx, id)
+// It is released only once the transport stopped reading it
+// (peer.ReplicaBody).
+func (x *Replicator) copyTo(ctx context.Context, base string, id store.ID) (existing bool, err error) {
+	rd, info, err := x.opt.Open(ctx, id)
 	if err != nil {
-		return false, &localCopyError{storeError(err)}
+		return false, &localCopyError{err}
 	}
-	info := obj.Info()
-	rd := &objectReader{ctx: ctx, cr: newChunkReader(obj, r.metrics.chunksVerified()), end: info.Size,
-		done: func() { _ = obj.Close() }}
-	body := newReplicaBody(rd, func() { _ = rd.Close() })
+	body := peer.NewReplicaBody(rd, func() { _ = rd.Close() })
 	defer body.Close()
-	existing, err = r.peers().PutReplica(ctx, base, id, info.Size, info.ContentType, body)
+	existing, err = x.opt.Peers.PutReplica(ctx, base, id, info.Size, info.ContentType, body)
 	var se *peer.SourceError
 	if errors.As(err, &se) {
 		return false, &localCopyError{se.Err}

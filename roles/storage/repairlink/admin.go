@@ -1,4 +1,4 @@
-package storage
+package repairlink
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/roles/storage/repair"
@@ -15,11 +16,11 @@ import (
 	"github.com/ronhq/ron/store"
 )
 
-// ParsePaceRequest decodes a pace body (storageapi.RepairPaceRequest)
+// parsePaceRequest decodes a pace body (storageapi.RepairPaceRequest)
 // strictly (400 malformed for bad JSON, unknown fields, non-integers or
 // trailing data) and checks its values (400 bad_request: both fields
 // required, bytes_per_s ≥ 0, duration_s 1–86400).
-func ParsePaceRequest(body []byte) (bytesPerS int64, d time.Duration, err error) {
+func parsePaceRequest(body []byte) (bytesPerS int64, d time.Duration, err error) {
 	var req storageapi.RepairPaceRequest
 	if err := httpx.DecodeStrictJSON(body, &req); err != nil {
 		return 0, 0, err
@@ -35,9 +36,9 @@ func ParsePaceRequest(body []byte) (bytesPerS int64, d time.Duration, err error)
 	return *req.BytesPerS, time.Duration(*req.DurationS) * time.Second, nil
 }
 
-// ParseObjectRequest decodes {"b3":"b3:…"} (storageapi.RepairObjectRequest)
+// parseObjectRequest decodes {"b3":"b3:…"} (storageapi.RepairObjectRequest)
 // strictly.
-func ParseObjectRequest(body []byte) (store.ID, error) {
+func parseObjectRequest(body []byte) (store.ID, error) {
 	var req storageapi.RepairObjectRequest
 	if err := httpx.DecodeStrictJSON(body, &req); err != nil {
 		return store.ID{}, err
@@ -49,8 +50,8 @@ func ParseObjectRequest(body []byte) (store.ID, error) {
 	return id, nil
 }
 
-// ParseRunRequest accepts an empty body or an empty JSON object.
-func ParseRunRequest(body []byte) error {
+// parseRunRequest accepts an empty body or an empty JSON object.
+func parseRunRequest(body []byte) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
@@ -61,43 +62,35 @@ func badRequest(msg string) error {
 	return httpx.NewError(http.StatusBadRequest, httpx.CodeBadRequest, "%s", msg)
 }
 
-// MountRepairAdmin registers the repair routes of docs/cluster.md §9 on the
+// MountAdmin registers the repair routes of docs/cluster.md §9 on the
 // admin listener's /api/v1 group, behind mw (the admin check):
 // POST /repair/pace, POST /repair/run (202) and POST /repair/object (202).
-// They answer 404 with cluster mode off and 503 not_ready before Start.
-func (r *Role) MountRepairAdmin(api *echo.Group, mw echo.MiddlewareFunc) {
-	api.POST("/repair/pace", r.handleRepairPace, mw)
-	api.POST("/repair/run", r.handleRepairRun, mw)
-	api.POST("/repair/object", r.handleRepairObject, mw)
+// A request's body is checked first; then find returns the running engine
+// or the answer explaining its absence (cluster mode off, not started).
+// log records pace boosts.
+func MountAdmin(api *echo.Group, mw echo.MiddlewareFunc, find func() (*repair.Repairer, error), log zerolog.Logger) {
+	a := admin{find: find, log: log}
+	api.POST("/repair/pace", a.handlePace, mw)
+	api.POST("/repair/run", a.handleRun, mw)
+	api.POST("/repair/object", a.handleObject, mw)
 }
 
-// repairer returns the running engine or the answer explaining its absence.
-func (r *Role) repairer() (*repair.Repairer, error) {
-	rp := r.repair.Load()
-	switch {
-	case r.opt.Cluster == nil:
-		return nil, httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "repair runs only in cluster mode")
-	case rp == nil:
-		return nil, errNotStarted()
-	}
-	return rp, nil
+// admin serves the repair routes.
+type admin struct {
+	find func() (*repair.Repairer, error)
+	log  zerolog.Logger
 }
 
-// errNotStarted answers a cluster admin call before the role started.
-func errNotStarted() error {
-	return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNotReady, "storage has not started").WithRetryAfter(5)
-}
-
-func (r *Role) handleRepairPace(c echo.Context) error {
+func (a admin) handlePace(c echo.Context) error {
 	body, err := httpx.ReadBody(c.Request())
 	if err != nil {
 		return err
 	}
-	n, d, err := ParsePaceRequest(body)
+	n, d, err := parsePaceRequest(body)
 	if err != nil {
 		return err
 	}
-	rp, err := r.repairer()
+	rp, err := a.find()
 	if err != nil {
 		return err
 	}
@@ -105,19 +98,19 @@ func (r *Role) handleRepairPace(c echo.Context) error {
 	if err != nil {
 		return badRequest(err.Error())
 	}
-	r.Log.Info().Int64("bytes_per_s", n).Time("until", until).Msg("repair pace boosted")
+	a.log.Info().Int64("bytes_per_s", n).Time("until", until).Msg("repair pace boosted")
 	return c.JSON(http.StatusOK, storageapi.RepairPaceReply{PaceBytesPerS: n, BoostUntil: until.UTC()})
 }
 
-func (r *Role) handleRepairRun(c echo.Context) error {
+func (a admin) handleRun(c echo.Context) error {
 	body, err := httpx.ReadBody(c.Request())
 	if err != nil {
 		return err
 	}
-	if err := ParseRunRequest(body); err != nil {
+	if err := parseRunRequest(body); err != nil {
 		return err
 	}
-	rp, err := r.repairer()
+	rp, err := a.find()
 	if err != nil {
 		return err
 	}
@@ -125,16 +118,16 @@ func (r *Role) handleRepairRun(c echo.Context) error {
 	return c.JSON(http.StatusAccepted, map[string]string{"status": "pass requested"})
 }
 
-func (r *Role) handleRepairObject(c echo.Context) error {
+func (a admin) handleObject(c echo.Context) error {
 	body, err := httpx.ReadBody(c.Request())
 	if err != nil {
 		return err
 	}
-	id, err := ParseObjectRequest(body)
+	id, err := parseObjectRequest(body)
 	if err != nil {
 		return err
 	}
-	rp, err := r.repairer()
+	rp, err := a.find()
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -170,7 +171,7 @@ func TestRepairPushConflictRechecks(t *testing.T) {
 	defer conflict.Close()
 	ms.Set(cluster.NewView("s", []cluster.Member{repairMember("s", s.base), repairMember("t", conflict.URL)}, repairT0))
 	id := putLocal(t, s, bigBody())
-	existing, err := repairExec{s.Role}.Push(context.Background(), id, conflict.URL, repair.NewMeter(repair.NewPacer(1<<30, nil), nil))
+	existing, err := s.repairLink.Push(context.Background(), id, conflict.URL, repair.NewMeter(repair.NewPacer(1<<30, nil), nil))
 	if existing || repair.ReasonOf(err) != "hash_mismatch" {
 		t.Fatalf("push: existing %t, %v", existing, err)
 	}
@@ -178,7 +179,7 @@ func TestRepairPushConflictRechecks(t *testing.T) {
 		t.Fatal("a sound copy was quarantined")
 	}
 	flipByte(t, s, id, 70000)
-	s.recheck(context.Background(), id)
+	s.repairLink.Recheck(context.Background(), id)
 	if engineHolds(t, s.Role, id) {
 		t.Fatal("a corrupt copy survived the recheck")
 	}
@@ -192,4 +193,41 @@ func putLocal(t *testing.T, tr *testRole, body []byte) store.ID {
 		t.Fatal(err)
 	}
 	return info.ID
+}
+
+// TestReplicaEarlyAnswer: a target that answers 507 after a part of a large
+// body makes net/http read the body after PutReplica returned. The local
+// object (its pooled chunk buffer, its file) must outlive that late read:
+// under -race, both the synchronous copy and a repair push used to release
+// it under the transport's reader.
+func TestReplicaEarlyAnswer(t *testing.T) {
+	keys := newKeys(t)
+	s, ms := startRepairRole(t, keys, "fs")
+	early := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.CopyN(io.Discard, r.Body, 100<<10)
+		httpx.WriteError(w, "", httpx.NewError(http.StatusInsufficientStorage, httpx.CodeInsufficientStorage, "full"))
+	}))
+	defer early.Close()
+	ms.Set(cluster.NewView("s", []cluster.Member{repairMember("s", s.base), repairMember("t", early.URL)}, repairT0))
+	body := make([]byte, 16<<20)
+	for i := range body {
+		body[i] = byte(i * 7)
+	}
+	id := putLocal(t, s, body)
+	info, err := s.engine.Stat(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 8 {
+		_, err := s.repairLink.Push(context.Background(), id, early.URL, repair.NewMeter(repair.NewPacer(1<<30, nil), nil))
+		if err == nil {
+			t.Fatal("push to a full target succeeded")
+		}
+		if _, err := s.replicate(context.Background(), info, true, false); err == nil {
+			t.Fatal("copy to a full target succeeded")
+		}
+	}
+	if !engineHolds(t, s.Role, id) {
+		t.Fatal("the local copy is gone")
+	}
 }

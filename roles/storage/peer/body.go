@@ -1,4 +1,4 @@
-package storage
+package peer
 
 import (
 	"errors"
@@ -9,14 +9,15 @@ import (
 // errBodyClosed fails a read of a replica body after its PUT returned.
 var errBodyClosed = errors.New("storage: replica body closed")
 
-// replicaBody is the body of a node-to-node PUT read from a local object.
+// ReplicaBody is the body of a PutReplica read from a local object (a
+// write's synchronous copy, a repair push).
 // net/http may go on reading a request body after Client.Do returned (the
 // target answered early, e.g. 507 or 409, while the body was still being
 // sent), so the object must not be released under that late reader: Close
 // marks the body closed and runs release at once when no Read is running,
 // else when that Read returns; every Read after Close fails. release runs
 // exactly once. Reads come from one goroutine at a time (the transport's).
-type replicaBody struct {
+type ReplicaBody struct {
 	r       io.Reader
 	release func()
 
@@ -26,13 +27,13 @@ type replicaBody struct {
 	released bool
 }
 
-// newReplicaBody wraps r; release frees what r reads from.
-func newReplicaBody(r io.Reader, release func()) *replicaBody {
-	return &replicaBody{r: r, release: release}
+// NewReplicaBody wraps r; release frees what r reads from.
+func NewReplicaBody(r io.Reader, release func()) *ReplicaBody {
+	return &ReplicaBody{r: r, release: release}
 }
 
 // Read reads from the wrapped reader unless the body was closed.
-func (b *replicaBody) Read(p []byte) (int, error) {
+func (b *ReplicaBody) Read(p []byte) (int, error) {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -52,7 +53,7 @@ func (b *replicaBody) Read(p []byte) (int, error) {
 }
 
 // Close ends the body; it is idempotent and never blocks on a Read.
-func (b *replicaBody) Close() error {
+func (b *ReplicaBody) Close() error {
 	b.mu.Lock()
 	b.closed = true
 	now := !b.reading
@@ -63,7 +64,7 @@ func (b *replicaBody) Close() error {
 	return nil
 }
 
-func (b *replicaBody) releaseOnce() {
+func (b *ReplicaBody) releaseOnce() {
 	b.mu.Lock()
 	first := !b.released
 	b.released = true
