@@ -15,8 +15,8 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
+	"github.com/ronhq/ron/httpx/client/hedge"
 	"github.com/ronhq/ron/roles/index/cache"
-	"github.com/ronhq/ron/roles/index/hedge"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/roles/index/ownership"
@@ -120,7 +120,7 @@ func (ct *ctest) newNode(id string, r int) *cnode {
 	n := &cnode{id: id, db: db, met: met, seen: map[string]int{},
 		mem: cluster.NewStatic(cluster.NewView(id, nil, time.Time{}))}
 	n.peers = ownership.NewPeers(ownership.PeerOptions{Membership: n.mem, Replicas: r, Token: ct.node, Metrics: met,
-		Lookup: hedge.Options{Metrics: met}})
+		Lookup: hedge.Options{Metrics: met, Role: roleName}})
 	n.h = NewHandlers(db, ct.keys, nil)
 	n.h.Metrics = met
 	n.h.enableCluster(n.peers, met)

@@ -13,9 +13,10 @@ import (
 	"time"
 
 	"github.com/ronhq/ron/httpx/client"
-	"github.com/ronhq/ron/roles/index/hedge"
+	"github.com/ronhq/ron/httpx/client/hedge"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/ownership"
+	"github.com/ronhq/ron/roles/index/peerlookup"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store"
 )
@@ -219,16 +220,16 @@ func (hp *HedgedPeers) order(key []byte) []peerClient {
 }
 
 // Name asks the peers for key (a name or "name@version"), in rendezvous
-// order of (name, peer URL); see hedge.LookupName.
+// order of (name, peer URL); see peerlookup.LookupName.
 func (hp *HedgedPeers) Name(ctx context.Context, key string) (indexapi.NameRecord, error) {
 	name, _, _ := strings.Cut(key, "@")
-	return hedge.LookupName(ctx, key, clientsOf(hp.order(ownership.NameKey(name))), hp.opt)
+	return peerlookup.LookupName(ctx, key, clientsOf(hp.order(ownership.NameKey(name))), hp.opt)
 }
 
 // Providers asks the peers for the live providers of id, in rendezvous
-// order of (digest, peer URL); see hedge.LookupProviders.
+// order of (digest, peer URL); see peerlookup.LookupProviders.
 func (hp *HedgedPeers) Providers(ctx context.Context, id store.ID) (indexapi.ProviderList, error) {
-	return hedge.LookupProviders(ctx, id, clientsOf(hp.order(id[:])), hp.opt)
+	return peerlookup.LookupProviders(ctx, id, clientsOf(hp.order(id[:])), hp.opt)
 }
 
 // clientsOf returns the peers' clients in order.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
-	"github.com/ronhq/ron/roles/index/hedge"
+	"github.com/ronhq/ron/httpx/client/hedge"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/ownership"
 	"github.com/ronhq/ron/store"

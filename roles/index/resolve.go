@@ -13,8 +13,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/client/hedge"
 	"github.com/ronhq/ron/roles/index/cache"
-	"github.com/ronhq/ron/roles/index/hedge"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/roles/index/ownership"
@@ -31,8 +31,8 @@ const resolveProviderLimit = 20
 const manifestType = "application/vnd.ron.manifest+json"
 
 // PeerSource asks other index nodes what this node does not know (docs/index.md §6). The
-// production implementation runs hedge.Lookup over HTTPPeers built with
-// hedge.NamesPath and hedge.ProvidersPath (legs with ?local=1). Failures use
+// production implementation runs hedge.Lookup over HTTPPeers (see
+// peerlookup.LookupName and peerlookup.LookupProviders; legs with ?local=1). Failures use
 // hedge's errors: hedge.ErrNotFound (every peer answered, none had it),
 // hedge.ErrTimeout (the budget ran out with legs still open) and
 // hedge.ErrUnavailable (every peer failed or was skipped). Any other error

@@ -11,8 +11,9 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
-	"github.com/ronhq/ron/roles/index/hedge"
+	"github.com/ronhq/ron/httpx/client/hedge"
 	"github.com/ronhq/ron/roles/index/indexapi"
+	"github.com/ronhq/ron/roles/index/peerlookup"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/store"
@@ -215,7 +216,7 @@ func (cp *Peers) lookupClients(key []byte) []*client.Client {
 }
 
 // Name asks the cluster candidates of the name for key (a name or
-// "name@version"; see hedge.LookupName); a malformed key is 400. When
+// "name@version"; see peerlookup.LookupName); a malformed key is 400. When
 // no other index member is alive nobody else can know the name:
 // hedge.ErrNotFound.
 func (cp *Peers) Name(ctx context.Context, key string) (indexapi.NameRecord, error) {
@@ -228,18 +229,18 @@ func (cp *Peers) Name(ctx context.Context, key string) (indexapi.NameRecord, err
 		return indexapi.NameRecord{}, hedge.ErrNotFound
 	}
 	opt, _ := cp.options()
-	return hedge.LookupName(ctx, key, peers, opt)
+	return peerlookup.LookupName(ctx, key, peers, opt)
 }
 
 // Providers asks the cluster candidates of id for its live providers (see
-// hedge.LookupProviders, and Name for the case of no candidates).
+// peerlookup.LookupProviders, and Name for the case of no candidates).
 func (cp *Peers) Providers(ctx context.Context, id store.ID) (indexapi.ProviderList, error) {
 	peers := cp.lookupClients(ObjectKey(id))
 	if len(peers) == 0 {
 		return indexapi.ProviderList{}, hedge.ErrNotFound
 	}
 	opt, _ := cp.options()
-	return hedge.LookupProviders(ctx, id, peers, opt)
+	return peerlookup.LookupProviders(ctx, id, peers, opt)
 }
 
 // History asks the candidates of name for its kept versions with

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
-	"github.com/ronhq/ron/roles/index/hedge"
+	"github.com/ronhq/ron/httpx/client/hedge"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/roles/index/ownership"
 	"github.com/ronhq/ron/runtime/cluster"

@@ -23,22 +23,13 @@ const MaxAnswer = 1 << 20
 type HTTPPeer[T any] struct {
 	// Client talks to the peer; its Target() is the peer's name.
 	Client *client.Client
-	// Path is the lookup route, e.g. ResolvePath(key), NamesPath(name) or
-	// ProvidersPath(b3); Op is its template for metrics ("GET /providers/{b3}").
+	// Path is the lookup route, e.g. "/providers/" + b3; Op is its template
+	// for metrics ("GET /providers/{b3}").
 	Path, Op string
 	// Check, when set, validates a decoded answer (key equal to the one
 	// asked, no expired records); its error makes the answer invalid.
 	Check func(T) error
 }
-
-// ResolvePath is the route GET /resolve/{key}.
-func ResolvePath(key string) string { return "/resolve/" + key }
-
-// NamesPath is the route GET /names/{name} (docs/index.md §6 lookup leg for names).
-func NamesPath(name string) string { return "/names/" + name }
-
-// ProvidersPath is the route GET /providers/{b3} (docs/index.md §6 lookup leg for b3 keys).
-func ProvidersPath(b3 string) string { return "/providers/" + b3 }
 
 // Name returns the peer's host[:port].
 func (p *HTTPPeer[T]) Name() string { return p.Client.Target() }

@@ -1,10 +1,3 @@
-// Package hedge is the index role's hedged peer lookup (docs/index.md §6): α
-// legs at once, β more after hedge_ms, the first satisfactory answer wins and
-// cancels the rest, transient failures are retried within the budget, and one
-// total deadline bounds everything. It knows nothing about HTTP: a Peer is
-// anything that can look a key up; HTTPPeer adapts an httpx/client.Client,
-// and LookupName and LookupProviders are the index's two lookups over such
-// clients (used by the role's static peers and by roles/index/ownership).
 package hedge
 
 import (
@@ -14,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/runtime"
 )
 
-// Defaults from docs/index.md §6 and §12.
+// Defaults of Options: the index peer-lookup defaults of docs/index.md §6
+// and §12 (the index is the engine's one user).
 const (
 	DefaultAlpha          = 3
 	DefaultBeta           = 2
@@ -76,7 +69,9 @@ type Options struct {
 	// rather than a failure (default DefaultNotFound).
 	Transient func(error) bool
 	NotFound  func(error) bool
-	// Metrics, when set, receives the docs/index.md §13 metrics under Role (default "index").
+	// Metrics, when set, receives the docs/index.md §13 metrics labelled
+	// role=Role. Role is required when Metrics is set (Lookup panics
+	// without it); the index passes "index".
 	Metrics *runtime.Metrics
 	Role    string
 }
@@ -96,8 +91,8 @@ func (o Options) withDefaults() Options {
 	if o.NotFound == nil {
 		o.NotFound = DefaultNotFound
 	}
-	if o.Role == "" {
-		o.Role = indexapi.RoleName
+	if o.Metrics != nil && o.Role == "" {
+		panic("hedge: Options.Role is required when Options.Metrics is set")
 	}
 	return o
 }

@@ -55,7 +55,7 @@ func TestHTTPPeerAnswers(t *testing.T) {
 				}
 				w.WriteHeader(c.status)
 				fmt.Fprint(w, c.body)
-			}, ResolvePath("k"))
+			}, "/resolve/k")
 			v, err := p.Lookup(t.Context())
 			if !c.want(err) {
 				t.Fatalf("got %+v, %v", v, err)
@@ -75,7 +75,7 @@ func TestLosingHTTPLegsLeaveBreakerClosed(t *testing.T) {
 	slow, c := newPeer(t, func(w http.ResponseWriter, r *http.Request) {
 		arrived <- struct{}{}
 		<-r.Context().Done()
-	}, ResolvePath("k"))
+	}, "/resolve/k")
 	winner := Func("fast", func(ctx context.Context) (answer, error) {
 		select {
 		case <-arrived:
@@ -87,7 +87,7 @@ func TestLosingHTTPLegsLeaveBreakerClosed(t *testing.T) {
 	m := runtime.NewMetrics(nil)
 	sat := func(a answer) bool { return a.Target != "" }
 	for range 10 {
-		_, res, err := Lookup(t.Context(), []Peer[answer]{slow, winner}, sat, Options{Metrics: m})
+		_, res, err := Lookup(t.Context(), []Peer[answer]{slow, winner}, sat, Options{Metrics: m, Role: "index"})
 		if err != nil || res.Winner != "fast" {
 			t.Fatalf("got %+v %v", res, err)
 		}
@@ -106,7 +106,7 @@ func TestLosingHTTPLegsLeaveBreakerClosed(t *testing.T) {
 func TestHTTPFailureTripsBreaker(t *testing.T) {
 	p, c := newPeer(t, func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusInternalServerError)
-	}, ResolvePath("k"))
+	}, "/resolve/k")
 	sat := func(a answer) bool { return true }
 	_, _, err := Lookup(t.Context(), []Peer[answer]{p}, sat, Options{})
 	if !errors.Is(err, ErrUnavailable) || c.BreakerState() != client.StateOpen {

@@ -142,7 +142,7 @@ func TestTransientRetriedWithinBudget(t *testing.T) {
 		m := runtime.NewMetrics(nil)
 		a := &fake{name: "a", steps: []step{{d: 10 * ms, err: err503}, {d: 10 * ms, err: fmt.Errorf("read: %w", io.EOF)},
 			{d: 10 * ms, err: fmt.Errorf("read: %w", syscall.ECONNRESET)}, {d: 10 * ms, v: "hit"}}}
-		opt := Options{Alpha: 1, Beta: -1, RetryPauseMin: 75 * ms, RetryPauseMax: 75 * ms, Metrics: m}
+		opt := Options{Alpha: 1, Beta: -1, RetryPauseMin: 75 * ms, RetryPauseMax: 75 * ms, Metrics: m, Role: "index"}
 		_, res, el, err := run(t.Context(), []*fake{a}, opt)
 		if err != nil || res.Winner != "a" || res.Retries != 3 || a.calls() != 4 || el != 4*10*ms+3*75*ms {
 			t.Fatalf("got %+v %v after %v with %d calls", res, err, el, a.calls())
@@ -238,7 +238,7 @@ func TestSkippedPeerGivesUpItsSlot(t *testing.T) {
 		m := runtime.NewMetrics(nil)
 		fs := []*fake{{name: "down", down: true}, {name: "a", steps: hang()}, {name: "b", steps: hang()},
 			{name: "c", steps: after(20*ms, "hit")}, {name: "d", steps: hang()}}
-		_, res, _, err := run(t.Context(), fs, Options{Metrics: m})
+		_, res, _, err := run(t.Context(), fs, Options{Metrics: m, Role: "index"})
 		if err != nil || res.Winner != "c" || res.Skipped != 1 || res.Asked != 3 || fs[0].calls() != 0 {
 			t.Fatalf("got %+v %v", res, err)
 		}
@@ -260,7 +260,7 @@ func TestSkippedPeerGivesUpItsSlot(t *testing.T) {
 func TestHedgeMetricResults(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := runtime.NewMetrics(nil)
-		opt := Options{Alpha: 1, Beta: 1, Metrics: m}
+		opt := Options{Alpha: 1, Beta: 1, Metrics: m, Role: "index"}
 		run(t.Context(), []*fake{{name: "a", steps: hang()}, {name: "b", steps: after(1*ms, "hit")}}, opt)
 		run(t.Context(), []*fake{{name: "a", steps: hang()}}, opt)
 		vals := m.Values()
