@@ -81,3 +81,8 @@ func setIf[T int | int64 | time.Duration](dst *T, v T) {
 		*dst = v
 	}
 }
+
+// NoRedirects is the http.Client CheckRedirect of every call to a peer or
+// a provider: a redirect is the answer and is never followed (following it
+// would send the call, and its bearer, to a host the caller did not pick).
+func NoRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/store"
 	"github.com/ronhq/ron/store/bao"
 	"github.com/ronhq/ron/store/manifest"
@@ -33,7 +34,7 @@ type Target struct {
 }
 
 // noRedirects is the table's client: redirects are answers under test.
-var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+var noRedirects = &http.Client{CheckRedirect: client.NoRedirects}
 
 // Run runs the table against tg: it stores an object and a small site
 // through the gateway, then checks every row's status and envelope code.

@@ -87,13 +87,13 @@ type sourceOptions struct {
 func newSources(so sourceOptions) *sources {
 	s := &sources{transport: newTransport(), providerTransport: providerTransport(), maxProviders: so.maxProviders,
 		storageURL: func() string { return so.cfg.StorageURL }, region: so.zone}
-	s.providerClient = &http.Client{Transport: s.providerTransport, CheckRedirect: noRedirects}
+	s.providerClient = &http.Client{Transport: s.providerTransport, CheckRedirect: client.NoRedirects}
 	// Storage is read in-process or at storage_url; members' copies are
 	// reached as providers through the index.
 	switch topology.Find(so.local.Storage != nil, nil, so.cfg.StorageURL) {
 	case topology.InProcess:
 		s.storage = &objects.Source{Name: storageapi.RoleName, BaseURL: inProcessBase,
-			Client:  &http.Client{Transport: inproc.New(lazyHandler(so.local.Storage)), CheckRedirect: noRedirects},
+			Client:  &http.Client{Transport: inproc.New(lazyHandler(so.local.Storage)), CheckRedirect: client.NoRedirects},
 			Prepare: withLinkPrincipal}
 		s.describe = append(s.describe, "storage (in-process)")
 		if so.local.StorageURL != nil {
@@ -101,7 +101,7 @@ func newSources(so sourceOptions) *sources {
 		}
 	case topology.Configured:
 		s.storage = &objects.Source{Name: storageapi.RoleName, BaseURL: strings.TrimSuffix(so.cfg.StorageURL, "/"),
-			Client:  &http.Client{Transport: s.transport, CheckRedirect: noRedirects},
+			Client:  &http.Client{Transport: s.transport, CheckRedirect: client.NoRedirects},
 			Prepare: withBearer(so.token)}
 		s.describe = append(s.describe, "storage (http)")
 	}
@@ -189,10 +189,6 @@ func withBearer(token func() string) func(*http.Request) {
 		}
 	}
 }
-
-// noRedirects makes a source's 3xx the answer: sources are never followed
-// elsewhere.
-func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // lazyHandler serves through a co-located role's handler looked up per
 // request; before the role has started it answers 503 not_ready.

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/httpx/inproc"
 	"github.com/ronhq/ron/roles/edge/edgecache"
 	"github.com/ronhq/ron/roles/edge/fillq"
@@ -181,7 +182,7 @@ func (n memNet) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func (n memNet) client() *http.Client {
-	return &http.Client{Transport: n, CheckRedirect: noRedirects}
+	return &http.Client{Transport: n, CheckRedirect: client.NoRedirects}
 }
 
 // env is an Objects behind an echo router, with its cache, queue, workers

@@ -24,6 +24,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
 
+	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/edge/edgecache"
 	"github.com/ronhq/ron/roles/edge/fillq"
 	"github.com/ronhq/ron/runtime"
@@ -96,14 +97,11 @@ type Objects struct {
 func New(opt Options) *Objects {
 	pc := opt.ProviderClient
 	if pc == nil {
-		pc = &http.Client{CheckRedirect: noRedirects}
+		pc = &http.Client{CheckRedirect: client.NoRedirects}
 	}
 	return &Objects{opt: opt, met: newObjMetrics(opt.Metrics), providers: pc, sizes: verified.NewSizes(0),
 		flights: map[store.ID]*flight{}}
 }
-
-// noRedirects makes a 3xx the answer: sources are never followed elsewhere.
-func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // limits returns the live limits with defaults for zero fields.
 func (o *Objects) limits() Limits {

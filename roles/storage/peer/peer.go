@@ -79,9 +79,7 @@ func New(opt Options) *Client {
 		ExpectContinueTimeout: ExpectContinueTimeout,
 		DisableCompression:    true,
 	})
-	hc := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
-		return http.ErrUseLastResponse
-	}}
+	hc := &http.Client{Transport: tr, CheckRedirect: client.NoRedirects}
 	return &Client{opt: opt, tr: tr, hc: hc}
 }
 

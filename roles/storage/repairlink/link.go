@@ -77,9 +77,7 @@ func New(opt Options) *Link {
 func newRepairHTTP(stall time.Duration) *http.Client {
 	tr := client.NewTransport(client.TransportOptions{Base: client.BaseBare, DialTimeout: stall,
 		MaxIdleConnsPerHost: 8, IdleConnTimeout: 90 * time.Second, DisableCompression: true})
-	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
-		return http.ErrUseLastResponse
-	}}
+	return &http.Client{Transport: tr, CheckRedirect: client.NoRedirects}
 }
 
 // Close drops the idle connections of pulls and provider lookups. Call it
