@@ -1,0 +1,199 @@
+package consensus
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/rs/zerolog"
+)
+
+func TestBootstrapSet(t *testing.T) {
+	a, b, c := Candidate{ID: "a", Addr: "A"}, Candidate{ID: "b", Addr: "B"}, Candidate{ID: "c", Addr: "C"}
+	for _, tc := range []struct {
+		name   string
+		self   string
+		seen   []Candidate
+		expect int
+		want   []string // ids; nil: no bootstrap
+	}{
+		{"all three seen", "b", []Candidate{c, a, b}, 3, []string{"a", "b", "c"}},
+		{"too few yet", "a", []Candidate{a, b}, 3, nil},
+		{"duplicates do not count twice", "a", []Candidate{a, a, b}, 3, nil},
+		{"one already has state", "a", []Candidate{a, b, {ID: "c", Addr: "C", HasState: true}}, 3, nil},
+		{"more than expected: the first by id", "b", []Candidate{c, b, a}, 2, []string{"a", "b"}},
+		{"self not among the first", "c", []Candidate{c, b, a}, 2, nil},
+		{"one server", "a", []Candidate{a}, 1, []string{"a"}},
+		{"expect zero", "a", []Candidate{a}, 0, nil},
+	} {
+		servers, ok := BootstrapSet(tc.self, tc.seen, tc.expect)
+		var ids []string
+		for _, s := range servers {
+			ids = append(ids, string(s.ID))
+			if string(s.Address) != map[string]string{"a": "A", "b": "B", "c": "C"}[string(s.ID)] {
+				t.Errorf("%s: %s has address %s", tc.name, s.ID, s.Address)
+			}
+		}
+		if ok != (tc.want != nil) || !slices.Equal(ids, tc.want) {
+			t.Errorf("%s: BootstrapSet = %v %v, want %v", tc.name, ids, ok, tc.want)
+		}
+	}
+}
+
+func TestParseProfile(t *testing.T) {
+	for in, want := range map[string]Profile{"": ProfileLAN, "lan": ProfileLAN, "local": ProfileLocal} {
+		if got, err := ParseProfile(in); err != nil || got != want {
+			t.Errorf("ParseProfile(%q) = %q, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"LAN", "wan", " local"} {
+		if _, err := ParseProfile(bad); err == nil {
+			t.Errorf("ParseProfile(%q) accepted", bad)
+		}
+	}
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), waitBound)
+	t.Cleanup(cancel)
+	return c
+}
+
+// TestWritesCommitOnAMajorityAndSurviveTheLeader: a write is acknowledged
+// once applied; followers refuse writes naming the leader; when the leader
+// goes, the other two elect one and go on; the old leader comes back from
+// its disk with every acknowledged write and does not bootstrap again.
+func TestWritesCommitOnAMajorityAndSurviveTheLeader(t *testing.T) {
+	ss := newGroup(t, 3)
+	l := leader(t, ss)
+	resp, err := l.g.Apply(ctx(t), []byte("w1"))
+	if err != nil || resp != 1 {
+		t.Fatalf("apply on the leader = %v, %v", resp, err)
+	}
+	for _, s := range ss {
+		eventually(t, s.id+" applies w1", func() bool { return slices.Equal(s.fsm.applied(), []string{"w1"}) })
+		if s == l {
+			continue
+		}
+		var nl *NotLeaderError
+		if _, err := s.g.Apply(ctx(t), []byte("nope")); !errors.As(err, &nl) || nl.LeaderID != l.id || nl.LeaderAddr != l.g.Addr() {
+			t.Fatalf("apply on follower %s = %v, want *NotLeaderError naming %s", s.id, err, l.id)
+		}
+	}
+	old, addr := l, l.g.Addr()
+	old.stop(t)
+	rest := slices.DeleteFunc(slices.Clone(ss), func(s *server) bool { return s == old })
+	l = leader(t, rest)
+	if _, err := l.g.Apply(ctx(t), []byte("w2")); err != nil {
+		t.Fatalf("apply after failover: %v", err)
+	}
+	old.start(t, addr)
+	if has, err := old.g.HasState(); err != nil || !has {
+		t.Fatalf("restarted server has state = %v, %v", has, err)
+	}
+	eventually(t, "the old leader catches up", func() bool { return slices.Equal(old.fsm.applied(), []string{"w1", "w2"}) })
+	if err := l.g.Barrier(ctx(t)); err != nil {
+		t.Fatalf("barrier: %v", err)
+	}
+	servers, err := l.g.Servers()
+	if err != nil || len(servers) != 3 || !servers[0].Voter {
+		t.Fatalf("servers = %+v, %v", servers, err)
+	}
+}
+
+// TestNoQuorumNeverAcknowledges: with two of three servers gone the last
+// one refuses writes (ErrNoQuorum once it knows it has no leader, never a
+// response), and what was acknowledged before comes back after a restart
+// of every server from its disk.
+func TestNoQuorumNeverAcknowledges(t *testing.T) {
+	ss := newGroup(t, 3)
+	l := leader(t, ss)
+	for _, w := range []string{"w1", "w2", "w3"} {
+		if _, err := l.g.Apply(ctx(t), []byte(w)); err != nil {
+			t.Fatalf("apply %s: %v", w, err)
+		}
+	}
+	addrs := map[string]string{}
+	for _, s := range ss {
+		addrs[s.id] = s.g.Addr()
+	}
+	var last *server
+	for _, s := range ss {
+		if s != l && last == nil {
+			last = s
+			continue
+		}
+		s.stop(t)
+	}
+	eventually(t, "the lone server refuses with no quorum", func() bool {
+		_, err := last.g.Apply(ctx(t), []byte("lost"))
+		switch {
+		case err == nil:
+			t.Fatal("a write was acknowledged without a majority")
+		case errors.Is(err, ErrNoQuorum):
+			return true
+		case errors.Is(err, ErrUnknownOutcome):
+		default:
+			var nl *NotLeaderError
+			if !errors.As(err, &nl) {
+				t.Fatalf("apply without a majority: %v", err)
+			}
+		}
+		return false
+	})
+	last.stop(t)
+	for _, s := range ss {
+		s.start(t, addrs[s.id])
+	}
+	l = leader(t, ss)
+	if err := l.g.Barrier(ctx(t)); err != nil {
+		t.Fatalf("barrier: %v", err)
+	}
+	if got := l.fsm.applied(); !slices.Equal(got, []string{"w1", "w2", "w3"}) {
+		t.Fatalf("after restarting every server the leader applied %v", got)
+	}
+}
+
+// TestInMemoryGroupOfOne: without a data dir a single server bootstraps,
+// leads and applies; its state is gone with it.
+func TestInMemoryGroupOfOne(t *testing.T) {
+	fsm := &logFSM{}
+	g, err := Open(Options{ID: "solo", Bind: "127.0.0.1:0", FSM: fsm, Profile: ProfileLocal, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Close() }) // a second Close does nothing
+	if has, err := g.HasState(); err != nil || has {
+		t.Fatalf("fresh node has state = %v, %v", has, err)
+	}
+	servers, _ := BootstrapSet("solo", []Candidate{{ID: "solo", Addr: g.Addr()}}, 1)
+	if err := g.Bootstrap(servers); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "solo leads", func() bool { return g.State() == "Leader" })
+	if resp, err := g.Apply(ctx(t), []byte("x")); err != nil || resp != 1 {
+		t.Fatalf("apply = %v, %v", resp, err)
+	}
+	if err := g.Bootstrap(servers); err == nil {
+		t.Fatal("a node with state bootstrapped again")
+	}
+	if _, err := g.Apply(canceled(), []byte("y")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("apply with a cancelled context = %v", err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Apply(ctx(t), []byte("z")); !errors.Is(err, ErrClosed) {
+		t.Fatalf("apply after close = %v, want ErrClosed", err)
+	}
+	if got := fsm.applied(); !slices.Equal(got, []string{"x"}) {
+		t.Fatalf("applied %v", got)
+	}
+}
+
+func canceled() context.Context {
+	c, cancel := context.WithCancel(context.Background())
+	cancel()
+	return c
+}
