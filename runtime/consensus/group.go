@@ -114,10 +114,12 @@ func (g *Group) openTransport() error {
 		}
 		adv = a
 	}
-	tr, err := raft.NewTCPTransportWithLogger(g.opt.Bind, adv, 3, 10*time.Second, g.logger("raft-net"))
+	layer, err := listen(g.opt.Bind, adv)
 	if err != nil {
 		return fmt.Errorf("consensus: listen %s: %w", g.opt.Bind, err)
 	}
+	tr := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: layer, MaxPool: 3,
+		Timeout: 10 * time.Second, Logger: g.logger("raft-net")})
 	g.tr = tr
 	return nil
 }
@@ -164,7 +166,8 @@ func (g *Group) Leader() (id, addr string) {
 func (g *Group) State() string { return g.r.State().String() }
 
 // Close leaves the group's work (not its configuration): it stops Raft,
-// then closes the transport and the stores. Acknowledged writes are on
+// then closes the transport (its listener and every connection) and the
+// stores. Acknowledged writes are on
 // disk already; Close does not wait for anything else.
 func (g *Group) Close() error {
 	err := g.r.Shutdown().Error()

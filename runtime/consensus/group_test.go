@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -196,4 +197,31 @@ func canceled() context.Context {
 	c, cancel := context.WithCancel(context.Background())
 	cancel()
 	return c
+}
+
+// TestOpenRefusesBadAddresses: an address other servers cannot dial, a bad
+// advertise address and a port in use are start errors, and nothing is
+// left open.
+func TestOpenRefusesBadAddresses(t *testing.T) {
+	busy, err := Open(Options{ID: "busy", Bind: "127.0.0.1:0", FSM: &logFSM{}, Profile: ProfileLocal, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, tc := range []struct{ name, bind, adv, want string }{
+		{"unspecified without advertise", "0.0.0.0:0", "", "set an advertise address"},
+		{"bad advertise", "127.0.0.1:0", "no-port", "advertise address"},
+		{"port in use", busy.Addr(), "", "address already in use"},
+	} {
+		g, err := Open(Options{ID: "x", Dir: t.TempDir(), Bind: tc.bind, Advertise: tc.adv, FSM: &logFSM{},
+			Profile: ProfileLocal, Log: zerolog.Nop()})
+		if err == nil {
+			_ = g.Close()
+			t.Errorf("%s: Open succeeded", tc.name)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want it to say %q", tc.name, err, tc.want)
+		}
+	}
 }
