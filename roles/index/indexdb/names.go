@@ -213,9 +213,15 @@ func (db *DB) Set(ctx context.Context, name string, target store.ID, cond indexa
 	if _, err := indexapi.ParseName(name); err != nil {
 		return Record{}, err
 	}
-	return db.write(ctx, name, cond, func(cur *Record) (Record, error) {
-		return Record{Name: name, Target: target, Version: nextVersion(cur), UpdatedAt: db.nowMs()}, nil
-	})
+	return db.write(ctx, name, cond, setNext(name, target, db.nowMs))
+}
+
+// setNext builds the record a Set of name to target writes, stamped with
+// at() (called inside the write's transaction, so times follow versions).
+func setNext(name string, target store.ID, at func() time.Time) func(*Record) (Record, error) {
+	return func(cur *Record) (Record, error) {
+		return Record{Name: name, Target: target, Version: nextVersion(cur), UpdatedAt: at()}, nil
+	}
 }
 
 // Delete writes a tombstone version for name if cond holds (indexapi.IfAbsent is
@@ -226,15 +232,21 @@ func (db *DB) Delete(ctx context.Context, name string, cond indexapi.Cond) (Reco
 	if _, err := indexapi.ParseName(name); err != nil {
 		return Record{}, err
 	}
-	return db.write(ctx, name, cond, func(cur *Record) (Record, error) {
+	return db.write(ctx, name, cond, deleteNext(name, db.nowMs))
+}
+
+// deleteNext builds the tombstone a Delete of name writes, stamped with
+// at() (as setNext).
+func deleteNext(name string, at func() time.Time) func(*Record) (Record, error) {
+	return func(cur *Record) (Record, error) {
 		switch {
 		case cur == nil:
 			return Record{}, ErrNotFound
 		case cur.Deleted:
 			return Record{}, ErrDeleted
 		}
-		return Record{Name: name, Version: nextVersion(cur), UpdatedAt: db.nowMs(), Deleted: true}, nil
-	})
+		return Record{Name: name, Version: nextVersion(cur), UpdatedAt: at(), Deleted: true}, nil
+	}
 }
 
 // write runs the read-check-write of Set and Delete in one Update: load the
@@ -242,23 +254,32 @@ func (db *DB) Delete(ctx context.Context, name string, cond indexapi.Cond) (Reco
 // history.
 func (db *DB) write(ctx context.Context, name string, cond indexapi.Cond, next func(*Record) (Record, error)) (Record, error) {
 	var rec Record
-	err := db.kv.Update(ctx, func(tx kv.Tx) error {
-		cur, err := currentRecord(tx, name)
-		if err != nil {
-			return err
-		}
-		if err := checkCond(cond, cur); err != nil {
-			return err
-		}
-		if rec, err = next(cur); err != nil {
-			return err
-		}
-		return putRecord(tx, rec, db.Limits().HistoryLen)
+	err := db.kv.Update(ctx, func(tx kv.Tx) (err error) {
+		rec, err = casStep(tx, name, cond, db.Limits().HistoryLen, next)
+		return err
 	})
 	if err != nil {
 		return Record{}, err
 	}
 	return rec, nil
+}
+
+// casStep is one name write inside tx: load the current record, check
+// cond, build the next record, store it and trim the history to keep
+// versions.
+func casStep(tx kv.Tx, name string, cond indexapi.Cond, keep int, next func(*Record) (Record, error)) (Record, error) {
+	cur, err := currentRecord(tx, name)
+	if err != nil {
+		return Record{}, err
+	}
+	if err := checkCond(cond, cur); err != nil {
+		return Record{}, err
+	}
+	rec, err := next(cur)
+	if err != nil {
+		return Record{}, err
+	}
+	return rec, putRecord(tx, rec, keep)
 }
 
 // nextVersion is the version after cur (1 for a new name).

@@ -1,0 +1,105 @@
+package namelog
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/ronhq/ron/roles/index/indexapi"
+	"github.com/ronhq/ron/roles/index/indexdb"
+)
+
+// applyTimeout bounds one entry's database transaction.
+const applyTimeout = 10 * time.Second
+
+// Result is what applying one entry answers (the response of the
+// consensus Apply that appended it): the record written, or the verdict.
+type Result struct {
+	Record indexdb.Record
+	Err    error
+}
+
+// FSM applies the name log to one server's index database (raft.FSM).
+type FSM struct {
+	db *indexdb.DB
+	// fatal is called when the database fails to store an entry (not a
+	// verdict): the server must stop rather than go on with a state that
+	// differs from the log; on restart the entry is applied again.
+	fatal func(error)
+}
+
+var _ raft.FSM = (*FSM)(nil)
+
+// NewFSM returns the state machine over db. fatal is called, from Raft's
+// apply goroutine, when db fails to store an entry; nil panics instead.
+func NewFSM(db *indexdb.DB, fatal func(error)) *FSM {
+	if fatal == nil {
+		fatal = func(err error) { panic(err) }
+	}
+	return &FSM{db: db, fatal: fatal}
+}
+
+// Apply implements raft.FSM: it applies a command entry and answers a
+// Result. An entry applied before (a replay) answers indexdb.ErrApplied; an
+// entry that does not decode answers its error and changes nothing.
+func (f *FSM) Apply(l *raft.Log) any {
+	if l.Type != raft.LogCommand {
+		return nil
+	}
+	w, err := Decode(l.Data)
+	if err != nil {
+		return Result{Err: err}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), applyTimeout)
+	defer cancel()
+	rec, err := f.db.ApplyLogged(ctx, w, l.Index)
+	if err != nil && !verdict(err) {
+		f.fatal(fmt.Errorf("namelog: store entry %d: %w", l.Index, err))
+	}
+	return Result{Record: rec, Err: err}
+}
+
+// verdict reports whether err is an answer about the write (the same on
+// every server) rather than a failure of this server's database.
+func verdict(err error) bool {
+	var pe *indexdb.PreconditionError
+	return errors.As(err, &pe) || errors.Is(err, indexapi.ErrInvalid) || errors.Is(err, indexdb.ErrNotFound) ||
+		errors.Is(err, indexdb.ErrDeleted) || errors.Is(err, indexdb.ErrApplied)
+}
+
+// Snapshot implements raft.FSM. Raft calls it between applies, so the
+// snapshot is the state after exactly the last applied entry; the names
+// are copied into memory here and written out by Persist.
+func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+	var buf bytes.Buffer
+	if err := f.db.SnapshotNames(context.Background(), &buf); err != nil {
+		return nil, err
+	}
+	return snapshot(buf.Bytes()), nil
+}
+
+// Restore implements raft.FSM: the names become the snapshot's.
+func (f *FSM) Restore(r io.ReadCloser) error {
+	defer r.Close()
+	return f.db.RestoreNames(context.Background(), r)
+}
+
+// snapshot is one names snapshot in memory.
+type snapshot []byte
+
+// Persist implements raft.FSMSnapshot.
+func (s snapshot) Persist(sink raft.SnapshotSink) error {
+	if _, err := sink.Write(s); err != nil {
+		_ = sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+// Release implements raft.FSMSnapshot.
+func (snapshot) Release() {}
