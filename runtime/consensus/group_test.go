@@ -1,4 +1,4 @@
-package consensus
+package consensus_test
 
 import (
 	"context"
@@ -8,27 +8,30 @@ import (
 	"testing"
 
 	"github.com/rs/zerolog"
+
+	"github.com/ronhq/ron/runtime/consensus"
+	"github.com/ronhq/ron/runtime/consensus/consensustest"
 )
 
 func TestBootstrapSet(t *testing.T) {
-	a, b, c := Candidate{ID: "a", Addr: "A"}, Candidate{ID: "b", Addr: "B"}, Candidate{ID: "c", Addr: "C"}
+	a, b, c := consensus.Candidate{ID: "a", Addr: "A"}, consensus.Candidate{ID: "b", Addr: "B"}, consensus.Candidate{ID: "c", Addr: "C"}
 	for _, tc := range []struct {
 		name   string
 		self   string
-		seen   []Candidate
+		seen   []consensus.Candidate
 		expect int
 		want   []string // ids; nil: no bootstrap
 	}{
-		{"all three seen", "b", []Candidate{c, a, b}, 3, []string{"a", "b", "c"}},
-		{"too few yet", "a", []Candidate{a, b}, 3, nil},
-		{"duplicates do not count twice", "a", []Candidate{a, a, b}, 3, nil},
-		{"one already has state", "a", []Candidate{a, b, {ID: "c", Addr: "C", HasState: true}}, 3, nil},
-		{"more than expected: the first by id", "b", []Candidate{c, b, a}, 2, []string{"a", "b"}},
-		{"self not among the first", "c", []Candidate{c, b, a}, 2, nil},
-		{"one server", "a", []Candidate{a}, 1, []string{"a"}},
-		{"expect zero", "a", []Candidate{a}, 0, nil},
+		{"all three seen", "b", []consensus.Candidate{c, a, b}, 3, []string{"a", "b", "c"}},
+		{"too few yet", "a", []consensus.Candidate{a, b}, 3, nil},
+		{"duplicates do not count twice", "a", []consensus.Candidate{a, a, b}, 3, nil},
+		{"one already has state", "a", []consensus.Candidate{a, b, {ID: "c", Addr: "C", HasState: true}}, 3, nil},
+		{"more than expected: the first by id", "b", []consensus.Candidate{c, b, a}, 2, []string{"a", "b"}},
+		{"self not among the first", "c", []consensus.Candidate{c, b, a}, 2, nil},
+		{"one server", "a", []consensus.Candidate{a}, 1, []string{"a"}},
+		{"expect zero", "a", []consensus.Candidate{a}, 0, nil},
 	} {
-		servers, ok := BootstrapSet(tc.self, tc.seen, tc.expect)
+		servers, ok := consensus.BootstrapSet(tc.self, tc.seen, tc.expect)
 		var ids []string
 		for _, s := range servers {
 			ids = append(ids, string(s.ID))
@@ -37,26 +40,26 @@ func TestBootstrapSet(t *testing.T) {
 			}
 		}
 		if ok != (tc.want != nil) || !slices.Equal(ids, tc.want) {
-			t.Errorf("%s: BootstrapSet = %v %v, want %v", tc.name, ids, ok, tc.want)
+			t.Errorf("%s: consensus.BootstrapSet = %v %v, want %v", tc.name, ids, ok, tc.want)
 		}
 	}
 }
 
 func TestParseProfile(t *testing.T) {
-	for in, want := range map[string]Profile{"": ProfileLAN, "lan": ProfileLAN, "local": ProfileLocal} {
-		if got, err := ParseProfile(in); err != nil || got != want {
-			t.Errorf("ParseProfile(%q) = %q, %v", in, got, err)
+	for in, want := range map[string]consensus.Profile{"": consensus.ProfileLAN, "lan": consensus.ProfileLAN, "local": consensus.ProfileLocal} {
+		if got, err := consensus.ParseProfile(in); err != nil || got != want {
+			t.Errorf("consensus.ParseProfile(%q) = %q, %v", in, got, err)
 		}
 	}
 	for _, bad := range []string{"LAN", "wan", " local"} {
-		if _, err := ParseProfile(bad); err == nil {
-			t.Errorf("ParseProfile(%q) accepted", bad)
+		if _, err := consensus.ParseProfile(bad); err == nil {
+			t.Errorf("consensus.ParseProfile(%q) accepted", bad)
 		}
 	}
 }
 
 func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), waitBound)
+	c, cancel := context.WithTimeout(context.Background(), consensustest.WaitBound)
 	t.Cleanup(cancel)
 	return c
 }
@@ -66,92 +69,88 @@ func ctx(t *testing.T) context.Context {
 // goes, the other two elect one and go on; the old leader comes back from
 // its disk with every acknowledged write and does not bootstrap again.
 func TestWritesCommitOnAMajorityAndSurviveTheLeader(t *testing.T) {
-	ss := newGroup(t, 3)
-	l := leader(t, ss)
-	resp, err := l.g.Apply(ctx(t), []byte("w1"))
+	ss := consensustest.NewGroup(t, 3, newLogFSM)
+	l := consensustest.Leader(t, ss)
+	resp, err := l.Group.Apply(ctx(t), []byte("w1"))
 	if err != nil || resp != 1 {
 		t.Fatalf("apply on the leader = %v, %v", resp, err)
 	}
 	for _, s := range ss {
-		eventually(t, s.id+" applies w1", func() bool { return slices.Equal(s.fsm.applied(), []string{"w1"}) })
+		consensustest.Eventually(t, s.ID+" applies w1", func() bool { return slices.Equal(applied(s), []string{"w1"}) })
 		if s == l {
 			continue
 		}
-		var nl *NotLeaderError
-		if _, err := s.g.Apply(ctx(t), []byte("nope")); !errors.As(err, &nl) || nl.LeaderID != l.id || nl.LeaderAddr != l.g.Addr() {
-			t.Fatalf("apply on follower %s = %v, want *NotLeaderError naming %s", s.id, err, l.id)
+		var nl *consensus.NotLeaderError
+		if _, err := s.Group.Apply(ctx(t), []byte("nope")); !errors.As(err, &nl) || nl.LeaderID != l.ID || nl.LeaderAddr != l.Addr {
+			t.Fatalf("apply on follower %s = %v, want *consensus.NotLeaderError naming %s", s.ID, err, l.ID)
 		}
 	}
-	old, addr := l, l.g.Addr()
-	old.stop(t)
-	rest := slices.DeleteFunc(slices.Clone(ss), func(s *server) bool { return s == old })
-	l = leader(t, rest)
-	if _, err := l.g.Apply(ctx(t), []byte("w2")); err != nil {
+	old := l
+	old.Stop(t)
+	rest := slices.DeleteFunc(slices.Clone(ss), func(s *consensustest.Server) bool { return s == old })
+	l = consensustest.Leader(t, rest)
+	if _, err := l.Group.Apply(ctx(t), []byte("w2")); err != nil {
 		t.Fatalf("apply after failover: %v", err)
 	}
-	old.start(t, addr)
-	if has, err := old.g.HasState(); err != nil || !has {
+	old.Start(t)
+	if has, err := old.Group.HasState(); err != nil || !has {
 		t.Fatalf("restarted server has state = %v, %v", has, err)
 	}
-	eventually(t, "the old leader catches up", func() bool { return slices.Equal(old.fsm.applied(), []string{"w1", "w2"}) })
-	if err := l.g.Barrier(ctx(t)); err != nil {
+	consensustest.Eventually(t, "the old leader catches up", func() bool { return slices.Equal(applied(old), []string{"w1", "w2"}) })
+	if err := l.Group.Barrier(ctx(t)); err != nil {
 		t.Fatalf("barrier: %v", err)
 	}
-	servers, err := l.g.Servers()
+	servers, err := l.Group.Servers()
 	if err != nil || len(servers) != 3 || !servers[0].Voter {
 		t.Fatalf("servers = %+v, %v", servers, err)
 	}
 }
 
 // TestNoQuorumNeverAcknowledges: with two of three servers gone the last
-// one refuses writes (ErrNoQuorum once it knows it has no leader, never a
+// one refuses writes (consensus.ErrNoQuorum once it knows it has no leader, never a
 // response), and what was acknowledged before comes back after a restart
 // of every server from its disk.
 func TestNoQuorumNeverAcknowledges(t *testing.T) {
-	ss := newGroup(t, 3)
-	l := leader(t, ss)
+	ss := consensustest.NewGroup(t, 3, newLogFSM)
+	l := consensustest.Leader(t, ss)
 	for _, w := range []string{"w1", "w2", "w3"} {
-		if _, err := l.g.Apply(ctx(t), []byte(w)); err != nil {
+		if _, err := l.Group.Apply(ctx(t), []byte(w)); err != nil {
 			t.Fatalf("apply %s: %v", w, err)
 		}
 	}
-	addrs := map[string]string{}
-	for _, s := range ss {
-		addrs[s.id] = s.g.Addr()
-	}
-	var last *server
+	var last *consensustest.Server
 	for _, s := range ss {
 		if s != l && last == nil {
 			last = s
 			continue
 		}
-		s.stop(t)
+		s.Stop(t)
 	}
-	eventually(t, "the lone server refuses with no quorum", func() bool {
-		_, err := last.g.Apply(ctx(t), []byte("lost"))
+	consensustest.Eventually(t, "the lone server refuses with no quorum", func() bool {
+		_, err := last.Group.Apply(ctx(t), []byte("lost"))
 		switch {
 		case err == nil:
 			t.Fatal("a write was acknowledged without a majority")
-		case errors.Is(err, ErrNoQuorum):
+		case errors.Is(err, consensus.ErrNoQuorum):
 			return true
-		case errors.Is(err, ErrUnknownOutcome):
+		case errors.Is(err, consensus.ErrUnknownOutcome):
 		default:
-			var nl *NotLeaderError
+			var nl *consensus.NotLeaderError
 			if !errors.As(err, &nl) {
 				t.Fatalf("apply without a majority: %v", err)
 			}
 		}
 		return false
 	})
-	last.stop(t)
+	last.Stop(t)
 	for _, s := range ss {
-		s.start(t, addrs[s.id])
+		s.Start(t)
 	}
-	l = leader(t, ss)
-	if err := l.g.Barrier(ctx(t)); err != nil {
+	l = consensustest.Leader(t, ss)
+	if err := l.Group.Barrier(ctx(t)); err != nil {
 		t.Fatalf("barrier: %v", err)
 	}
-	if got := l.fsm.applied(); !slices.Equal(got, []string{"w1", "w2", "w3"}) {
+	if got := applied(l); !slices.Equal(got, []string{"w1", "w2", "w3"}) {
 		t.Fatalf("after restarting every server the leader applied %v", got)
 	}
 }
@@ -160,7 +159,7 @@ func TestNoQuorumNeverAcknowledges(t *testing.T) {
 // leads and applies; its state is gone with it.
 func TestInMemoryGroupOfOne(t *testing.T) {
 	fsm := &logFSM{}
-	g, err := Open(Options{ID: "solo", Bind: "127.0.0.1:0", FSM: fsm, Profile: ProfileLocal, Log: zerolog.Nop()})
+	g, err := consensus.Open(consensus.Options{ID: "solo", Bind: "127.0.0.1:0", FSM: fsm, Profile: consensus.ProfileLocal, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,11 +167,11 @@ func TestInMemoryGroupOfOne(t *testing.T) {
 	if has, err := g.HasState(); err != nil || has {
 		t.Fatalf("fresh node has state = %v, %v", has, err)
 	}
-	servers, _ := BootstrapSet("solo", []Candidate{{ID: "solo", Addr: g.Addr()}}, 1)
+	servers, _ := consensus.BootstrapSet("solo", []consensus.Candidate{{ID: "solo", Addr: g.Addr()}}, 1)
 	if err := g.Bootstrap(servers); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "solo leads", func() bool { return g.State() == "Leader" })
+	consensustest.Eventually(t, "solo leads", func() bool { return g.State() == "Leader" })
 	if resp, err := g.Apply(ctx(t), []byte("x")); err != nil || resp != 1 {
 		t.Fatalf("apply = %v, %v", resp, err)
 	}
@@ -185,8 +184,8 @@ func TestInMemoryGroupOfOne(t *testing.T) {
 	if err := g.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Apply(ctx(t), []byte("z")); !errors.Is(err, ErrClosed) {
-		t.Fatalf("apply after close = %v, want ErrClosed", err)
+	if _, err := g.Apply(ctx(t), []byte("z")); !errors.Is(err, consensus.ErrClosed) {
+		t.Fatalf("apply after close = %v, want consensus.ErrClosed", err)
 	}
 	if got := fsm.applied(); !slices.Equal(got, []string{"x"}) {
 		t.Fatalf("applied %v", got)
@@ -203,7 +202,7 @@ func canceled() context.Context {
 // advertise address and a port in use are start errors, and nothing is
 // left open.
 func TestOpenRefusesBadAddresses(t *testing.T) {
-	busy, err := Open(Options{ID: "busy", Bind: "127.0.0.1:0", FSM: &logFSM{}, Profile: ProfileLocal, Log: zerolog.Nop()})
+	busy, err := consensus.Open(consensus.Options{ID: "busy", Bind: "127.0.0.1:0", FSM: &logFSM{}, Profile: consensus.ProfileLocal, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,11 +212,11 @@ func TestOpenRefusesBadAddresses(t *testing.T) {
 		{"bad advertise", "127.0.0.1:0", "no-port", "advertise address"},
 		{"port in use", busy.Addr(), "", "address already in use"},
 	} {
-		g, err := Open(Options{ID: "x", Dir: t.TempDir(), Bind: tc.bind, Advertise: tc.adv, FSM: &logFSM{},
-			Profile: ProfileLocal, Log: zerolog.Nop()})
+		g, err := consensus.Open(consensus.Options{ID: "x", Dir: t.TempDir(), Bind: tc.bind, Advertise: tc.adv, FSM: &logFSM{},
+			Profile: consensus.ProfileLocal, Log: zerolog.Nop()})
 		if err == nil {
 			_ = g.Close()
-			t.Errorf("%s: Open succeeded", tc.name)
+			t.Errorf("%s: consensus.Open succeeded", tc.name)
 			continue
 		}
 		if !strings.Contains(err.Error(), tc.want) {

@@ -1,4 +1,4 @@
-package consensus
+package consensus_test
 
 import (
 	"encoding/json"
@@ -6,29 +6,11 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/raft"
-	"github.com/rs/zerolog"
+
+	"github.com/ronhq/ron/runtime/consensus/consensustest"
 )
-
-// waitBound is the stated bound of every wait in these tests: elections
-// under ProfileLocal take a few hundred milliseconds.
-const waitBound = 10 * time.Second
-
-// eventually polls cond every 5 ms until it holds, failing after waitBound.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitBound)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, waitBound)
-		}
-		<-tick.C
-	}
-}
 
 // logFSM is a state machine that records every applied command in order
 // and answers each with its position.
@@ -76,81 +58,9 @@ func (s snapshot) Persist(sink raft.SnapshotSink) error {
 
 func (snapshot) Release() {}
 
-// server is one test server: its group, its state machine and its dir.
-type server struct {
-	id, dir string
-	g       *Group
-	fsm     *logFSM
-}
+// newLogFSM is a consensustest.NewFSM of a fresh logFSM at every start
+// (the log and snapshots on disk rebuild it).
+func newLogFSM(testing.TB, *consensustest.Server) (raft.FSM, func()) { return &logFSM{}, func() {} }
 
-// start opens s with a fresh state machine on 127.0.0.1 (port addr, or any
-// port when addr is "").
-func (s *server) start(t *testing.T, addr string) {
-	t.Helper()
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	s.fsm = &logFSM{}
-	g, err := Open(Options{ID: s.id, Dir: s.dir, Bind: addr, FSM: s.fsm, Profile: ProfileLocal, Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatalf("open %s: %v", s.id, err)
-	}
-	s.g = g
-}
-
-// stop closes s's group (as a kill would leave its disk: acknowledged
-// entries are fsynced before Apply returns).
-func (s *server) stop(t *testing.T) {
-	t.Helper()
-	if s.g == nil {
-		return
-	}
-	if err := s.g.Close(); err != nil {
-		t.Errorf("close %s: %v", s.id, err)
-	}
-	s.g = nil
-}
-
-// newGroup starts n servers with data dirs and bootstraps them through
-// BootstrapSet, each with the same list.
-func newGroup(t *testing.T, n int) []*server {
-	t.Helper()
-	ss := make([]*server, n)
-	var seen []Candidate
-	for i := range ss {
-		ss[i] = &server{id: string(rune('a' + i)), dir: t.TempDir()}
-		ss[i].start(t, "")
-		seen = append(seen, Candidate{ID: ss[i].id, Addr: ss[i].g.Addr()})
-	}
-	t.Cleanup(func() {
-		for _, s := range ss {
-			s.stop(t)
-		}
-	})
-	for _, s := range ss {
-		servers, ok := BootstrapSet(s.id, seen, n)
-		if !ok {
-			t.Fatalf("%s: no bootstrap set from %v", s.id, seen)
-		}
-		if err := s.g.Bootstrap(servers); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return ss
-}
-
-// leader waits for one of the running servers to lead and returns it.
-func leader(t *testing.T, ss []*server) *server {
-	t.Helper()
-	var l *server
-	eventually(t, "a leader", func() bool {
-		for _, s := range ss {
-			if s.g != nil && s.g.State() == "Leader" {
-				l = s
-				return true
-			}
-		}
-		return false
-	})
-	return l
-}
+// applied is the commands s's state machine applied.
+func applied(s *consensustest.Server) []string { return s.FSM.(*logFSM).applied() }

@@ -1,4 +1,4 @@
-package consensus
+package consensus_test
 
 import (
 	"testing"
