@@ -45,19 +45,6 @@ func TestBootstrapSet(t *testing.T) {
 	}
 }
 
-func TestParseProfile(t *testing.T) {
-	for in, want := range map[string]consensus.Profile{"": consensus.ProfileLAN, "lan": consensus.ProfileLAN, "local": consensus.ProfileLocal} {
-		if got, err := consensus.ParseProfile(in); err != nil || got != want {
-			t.Errorf("consensus.ParseProfile(%q) = %q, %v", in, got, err)
-		}
-	}
-	for _, bad := range []string{"LAN", "wan", " local"} {
-		if _, err := consensus.ParseProfile(bad); err == nil {
-			t.Errorf("consensus.ParseProfile(%q) accepted", bad)
-		}
-	}
-}
-
 func ctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), consensustest.WaitBound)
 	t.Cleanup(cancel)
@@ -222,5 +209,45 @@ func TestOpenRefusesBadAddresses(t *testing.T) {
 		if !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want it to say %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestServersJoinAndLeave: the leader adds a voter and a non-voter, both
+// receive the log, and a removed server leaves the configuration; a
+// follower cannot change the configuration.
+func TestServersJoinAndLeave(t *testing.T) {
+	ss := consensustest.NewGroup(t, 1, newLogFSM)
+	l := consensustest.Leader(t, ss)
+	if _, err := l.Group.Apply(ctx(t), []byte("w1")); err != nil {
+		t.Fatal(err)
+	}
+	voter := consensustest.NewServer(t, "v", newLogFSM)
+	watcher := consensustest.NewServer(t, "w", newLogFSM)
+	if err := l.Group.AddServer(ctx(t), consensus.Server{ID: voter.ID, Addr: voter.Addr, Voter: true}); err != nil {
+		t.Fatalf("add voter: %v", err)
+	}
+	if err := l.Group.AddServer(ctx(t), consensus.Server{ID: watcher.ID, Addr: watcher.Addr}); err != nil {
+		t.Fatalf("add non-voter: %v", err)
+	}
+	for _, s := range []*consensustest.Server{voter, watcher} {
+		consensustest.Eventually(t, s.ID+" receives the log", func() bool { return slices.Equal(applied(s), []string{"w1"}) })
+	}
+	servers, err := l.Group.Servers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []consensus.Server{{ID: l.ID, Addr: l.Addr, Voter: true}, {ID: "v", Addr: voter.Addr, Voter: true}, {ID: "w", Addr: watcher.Addr}}
+	if !slices.Equal(servers, want) {
+		t.Fatalf("servers = %+v, want %+v", servers, want)
+	}
+	var nl *consensus.NotLeaderError
+	if err := voter.Group.RemoveServer(ctx(t), l.ID); !errors.As(err, &nl) {
+		t.Fatalf("a follower removed a server: %v", err)
+	}
+	if err := l.Group.RemoveServer(ctx(t), watcher.ID); err != nil {
+		t.Fatalf("remove: %v", err)
+	}
+	if servers, _ := l.Group.Servers(); len(servers) != 2 {
+		t.Fatalf("servers after removal = %+v", servers)
 	}
 }

@@ -1,7 +1,6 @@
 package consensus
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -19,32 +18,29 @@ const (
 	ProfileLocal Profile = "local"
 )
 
-// ParseProfile returns the profile named s ("" is ProfileLAN).
-func ParseProfile(s string) (Profile, error) {
-	switch Profile(s) {
-	case "", ProfileLAN:
-		return ProfileLAN, nil
-	case ProfileLocal:
-		return ProfileLocal, nil
+// timings are a profile's Raft timeouts.
+type timings struct {
+	heartbeat, election, lease, commit time.Duration
+}
+
+// timings returns p's timeouts (ProfileLAN's for any other value).
+func (p Profile) timings() timings {
+	if p == ProfileLocal {
+		return timings{heartbeat: 200 * time.Millisecond, election: 200 * time.Millisecond,
+			lease: 100 * time.Millisecond, commit: 10 * time.Millisecond}
 	}
-	return "", fmt.Errorf("consensus: profile %q: want lan or local", s)
+	return timings{heartbeat: time.Second, election: time.Second, lease: 500 * time.Millisecond,
+		commit: 50 * time.Millisecond}
 }
 
 // config returns raft's configuration for node id under p.
 func (p Profile) config(id string) *raft.Config {
-	c := raft.DefaultConfig()
+	c, t := raft.DefaultConfig(), p.timings()
 	c.LocalID = raft.ServerID(id)
-	if p == ProfileLocal {
-		c.HeartbeatTimeout = 200 * time.Millisecond
-		c.ElectionTimeout = 200 * time.Millisecond
-		c.LeaderLeaseTimeout = 100 * time.Millisecond
-		c.CommitTimeout = 10 * time.Millisecond
-	}
+	c.HeartbeatTimeout, c.ElectionTimeout, c.LeaderLeaseTimeout, c.CommitTimeout = t.heartbeat, t.election, t.lease, t.commit
 	return c
 }
 
 // bound is how long a leaderless group may take to elect a leader under p:
 // a few election timeouts, the wait Apply allows for a leader to appear.
-func (p Profile) bound() time.Duration {
-	return 4 * p.config("x").ElectionTimeout
-}
+func (p Profile) bound() time.Duration { return 4 * p.timings().election }

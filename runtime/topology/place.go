@@ -2,7 +2,6 @@ package topology
 
 import (
 	"slices"
-	"time"
 
 	"github.com/ronhq/ron/runtime/cluster"
 )
@@ -52,15 +51,4 @@ func Find(inProcess bool, m cluster.Membership, urls ...string) Place {
 		return Members
 	}
 	return Nowhere
-}
-
-// OrStatic returns m, or outside a cluster (m nil) a membership whose
-// table has no member and never changes: a single node is a cluster that
-// nobody else joins, so a reader that follows a table needs no second
-// path for it.
-func OrStatic(m cluster.Membership) cluster.Membership {
-	if m != nil {
-		return m
-	}
-	return cluster.NewStatic(cluster.NewView("", nil, time.Time{}))
 }

@@ -36,24 +36,6 @@ func TestFindOrdersInProcessThenConfiguredThenMembers(t *testing.T) {
 	}
 }
 
-func TestOrStaticIsAnEmptyTableThatNeverChanges(t *testing.T) {
-	m := cluster.NewStatic(cluster.NewView("self", []cluster.Member{zoned("a", "", cluster.StateAlive, "index")}, time.Time{}))
-	if OrStatic(m) != cluster.Membership(m) {
-		t.Fatal("OrStatic replaced a cluster's membership")
-	}
-	s := OrStatic(nil)
-	if v := s.View(); len(v.Members) != 0 || v.AliveKey("index") != "" {
-		t.Fatalf("static view = %+v", v)
-	}
-	ch, cancel := s.Subscribe()
-	defer cancel()
-	select {
-	case <-ch:
-		t.Fatal("a static membership signalled a change")
-	default:
-	}
-}
-
 func TestRouteRanksItsFixedValueOrItsPool(t *testing.T) {
 	var nilRoute *Route[int]
 	if es := nilRoute.Ranked(nil); es != nil || nilRoute.Pool() != nil {

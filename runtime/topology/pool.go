@@ -6,7 +6,7 @@
 // running a role, following the membership table, ranked for a key with
 // the reader's zone first; Try calls them in that order until one answers,
 // with ReadAgain and WriteAgain deciding which failures may go on to the
-// next member. Outside a cluster, OrStatic stands in a table nobody joins.
+// next member.
 package topology
 
 import (

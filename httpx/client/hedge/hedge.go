@@ -70,7 +70,7 @@ type Options struct {
 	Transient func(error) bool
 	NotFound  func(error) bool
 	// Metrics, when set, receives the docs/index.md §13 metrics labelled
-	// role=Role. Role is required when Metrics is set (Lookup panics
+	// role=Role. Role is required when Metrics is set (Lookup fails
 	// without it); the index passes "index".
 	Metrics *runtime.Metrics
 	Role    string
@@ -90,9 +90,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.NotFound == nil {
 		o.NotFound = DefaultNotFound
-	}
-	if o.Metrics != nil && o.Role == "" {
-		panic("hedge: Options.Role is required when Options.Metrics is set")
 	}
 	return o
 }
@@ -173,6 +170,10 @@ func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailab
 // observed the cancellation: no goroutine outlives the call, so Peer.Lookup
 // must be cancellation-prompt.
 func Lookup[T any](ctx context.Context, peers []Peer[T], satisfactory func(T) bool, opt Options) (T, Result, error) {
+	if opt.Metrics != nil && opt.Role == "" {
+		var zero T
+		return zero, Result{}, errNoRole
+	}
 	l := newLookup(ctx, peers, satisfactory, opt.withDefaults())
 	defer l.stop()
 	v, err := l.run()
@@ -180,6 +181,10 @@ func Lookup[T any](ctx context.Context, peers []Peer[T], satisfactory func(T) bo
 	l.met.done(l.res, err)
 	return v, l.res, err
 }
+
+// errNoRole is Lookup's answer to options with Metrics but no Role (the
+// metrics' role label): a wiring mistake, refused before any leg starts.
+var errNoRole = errors.New("hedge: Options.Role is required when Options.Metrics is set")
 
 // wrapCause turns the caller's cancellation into Lookup's error.
 func wrapCause(parent context.Context) error {

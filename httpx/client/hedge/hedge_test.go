@@ -271,3 +271,15 @@ func TestHedgeMetricResults(t *testing.T) {
 		}
 	})
 }
+
+// TestMetricsWithoutRoleAreRefused: options with Metrics but no Role are a
+// wiring mistake; Lookup refuses them before asking any peer.
+func TestMetricsWithoutRoleAreRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fs := []*fake{{name: "a", steps: after(ms, "hit")}}
+		_, _, _, err := run(t.Context(), fs, Options{Metrics: runtime.NewMetrics(nil)})
+		if !errors.Is(err, errNoRole) || fs[0].calls() != 0 {
+			t.Fatalf("Lookup with Metrics and no Role = %v after %d calls", err, fs[0].calls())
+		}
+	})
+}

@@ -152,10 +152,40 @@ func newCLIClient(env cli.Env, f *cli.Flags, getenv func(string) string, scope s
 	return registryapi.NewHTTPClient(base, token, client.Options{Role: "cli"}), nil
 }
 
+// call is one request of a client command to the registry.
+type call[T any] func(context.Context, registryapi.Client) (T, error)
+
+// clientCommand is a command that calls the registry once: it checks -o,
+// then prepare turns the arguments into the call (its error is reported as
+// it is: wrap usage errors with usage), then runClient runs it with a token
+// for scope and prints the answer with show. nargs is the exact number of
+// arguments.
+func clientCommand[T any](env cli.Env, getenv func(string) string, use, short string, nargs int, scope string,
+	prepare func(args []string) (call[T], error), show func(io.Writer, T, bool) error) *cobra.Command {
+	var f cli.Flags
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  exactArgs(nargs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(f.Output); err != nil {
+				return report(cmd, err)
+			}
+			c, err := prepare(args)
+			if err != nil {
+				return report(cmd, err)
+			}
+			return runClient(cmd, env, getenv, &f, scope, c, show)
+		},
+	}
+	f.Register(cmd, registryapi.RoleName)
+	return cmd
+}
+
 // runClient is the shared body of the commands that call the registry:
 // build the client, call under cliTimeout, print the answer.
 func runClient[T any](cmd *cobra.Command, env cli.Env, getenv func(string) string, f *cli.Flags, scope string,
-	call func(context.Context, registryapi.Client) (T, error), show func(io.Writer, T, bool) error) error {
+	do call[T], show func(io.Writer, T, bool) error) error {
 	c, err := newCLIClient(env, f, getenv, scope)
 	if err != nil {
 		return report(cmd, err)
@@ -163,7 +193,7 @@ func runClient[T any](cmd *cobra.Command, env cli.Env, getenv func(string) strin
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(cmd.Context(), cliTimeout)
 	defer cancel()
-	out, err := call(ctx, c)
+	out, err := do(ctx, c)
 	if err != nil {
 		return report(cmd, err)
 	}

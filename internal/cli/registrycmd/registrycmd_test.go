@@ -165,6 +165,8 @@ func (n *cliNode) commitN(t *testing.T, count int) {
 func (n *cliNode) waitCheckpoint(t *testing.T, size uint64) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		var st registryapi.Status
 		if err := json.Unmarshal(n.get(t, registryapi.RouteStatus), &st); err != nil {
@@ -176,7 +178,7 @@ func (n *cliNode) waitCheckpoint(t *testing.T, size uint64) {
 		if time.Now().After(deadline) {
 			t.Fatalf("checkpoint size %d, want %d", st.Checkpoint.Size, size)
 		}
-		time.Sleep(10 * time.Millisecond)
+		<-tick.C
 	}
 }
 

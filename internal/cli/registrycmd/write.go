@@ -61,34 +61,25 @@ func initCommand(env cli.Env) *cobra.Command {
 }
 
 func proposeCommand(env cli.Env, getenv func(string) string) *cobra.Command {
-	var f cli.Flags
-	cmd := &cobra.Command{
-		Use:   "propose FILE.json",
-		Short: "Propose a DescriptorSet (missing version, prev_hash, created_at are filled from HEAD and now)",
-		Args:  exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(f.Output); err != nil {
-				return report(cmd, err)
-			}
+	return clientCommand(env, getenv, "propose FILE.json",
+		"Propose a DescriptorSet (missing version, prev_hash, created_at are filled from HEAD and now)",
+		1, registryapi.ScopePropose, func(args []string) (call[registryapi.Proposed], error) {
 			raw, err := readInput(args[0])
 			if err != nil {
-				return report(cmd, err)
+				return nil, err
 			}
 			in, err := parseProposeInput(raw)
 			if err != nil {
-				return report(cmd, err)
+				return nil, err
 			}
-			return runClient(cmd, env, getenv, &f, registryapi.ScopePropose, func(ctx context.Context, c registryapi.Client) (registryapi.Proposed, error) {
+			return func(ctx context.Context, c registryapi.Client) (registryapi.Proposed, error) {
 				req, err := in.request(ctx, c, time.Now())
 				if err != nil {
 					return registryapi.Proposed{}, err
 				}
 				return c.Propose(ctx, req)
-			}, printJSON[registryapi.Proposed])
-		},
-	}
-	f.Register(cmd, registryapi.RoleName)
-	return cmd
+			}, nil
+		}, printJSON[registryapi.Proposed])
 }
 
 // readInput reads a propose input file of at most maxProposalFile bytes.
@@ -109,25 +100,19 @@ func readInput(path string) ([]byte, error) {
 }
 
 func approveCommand(env cli.Env, getenv func(string) string) *cobra.Command {
-	var f cli.Flags
 	var keyFile string
-	cmd := &cobra.Command{
-		Use:   "approve ID [--key FILE]",
-		Short: "Check a proposal's payload_b3 locally, sign it and post the approval",
-		Args:  exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(f.Output); err != nil {
-				return report(cmd, err)
-			}
-			id := args[0]
-			if err := descriptor.ParseProposalID(id); err != nil {
-				return report(cmd, usage(fmt.Errorf("%q is not a proposal id (p_ and 32 hex digits)", id)))
+	cmd := clientCommand(env, getenv, "approve ID [--key FILE]",
+		"Check a proposal's payload_b3 locally, sign it and post the approval",
+		1, registryapi.ScopeApprove, func(args []string) (call[registryapi.ApprovalResult], error) {
+			id, err := proposalID(args[0])
+			if err != nil {
+				return nil, err
 			}
 			signerID, key, err := approveKey(env, keyFile)
 			if err != nil {
-				return report(cmd, err)
+				return nil, err
 			}
-			return runClient(cmd, env, getenv, &f, registryapi.ScopeApprove, func(ctx context.Context, c registryapi.Client) (registryapi.ApprovalResult, error) {
+			return func(ctx context.Context, c registryapi.Client) (registryapi.ApprovalResult, error) {
 				p, err := c.Proposal(ctx, id)
 				if err != nil {
 					return registryapi.ApprovalResult{}, err
@@ -137,12 +122,18 @@ func approveCommand(env cli.Env, getenv func(string) string) *cobra.Command {
 					return registryapi.ApprovalResult{}, err
 				}
 				return c.Approve(ctx, id, descriptor.Sign(key, signerID, b3, time.Now()))
-			}, printJSON[registryapi.ApprovalResult])
-		},
-	}
-	f.Register(cmd, registryapi.RoleName)
+			}, nil
+		}, printJSON[registryapi.ApprovalResult])
 	cmd.Flags().StringVar(&keyFile, "key", "", "signer key file (default on the node: the dev signer key)")
 	return cmd
+}
+
+// proposalID checks a proposal id argument (a usage error when bad).
+func proposalID(id string) (string, error) {
+	if err := descriptor.ParseProposalID(id); err != nil {
+		return "", usage(fmt.Errorf("%q is not a proposal id (p_ and 32 hex digits)", id))
+	}
+	return id, nil
 }
 
 // approveKey reads --key, or on the node the dev signer key.
@@ -175,69 +166,37 @@ func checkProposal(id string, p registryapi.Proposal) (string, error) {
 }
 
 func commitCommand(env cli.Env, getenv func(string) string) *cobra.Command {
-	var f cli.Flags
-	cmd := &cobra.Command{
-		Use:   "commit ID",
-		Short: "Commit a proposal that has its quorum",
-		Args:  exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(f.Output); err != nil {
-				return report(cmd, err)
+	return clientCommand(env, getenv, "commit ID", "Commit a proposal that has its quorum",
+		1, registryapi.ScopeCommit, func(args []string) (call[registryapi.Committed], error) {
+			id, err := proposalID(args[0])
+			if err != nil {
+				return nil, err
 			}
-			id := args[0]
-			if err := descriptor.ParseProposalID(id); err != nil {
-				return report(cmd, usage(fmt.Errorf("%q is not a proposal id (p_ and 32 hex digits)", id)))
-			}
-			return runClient(cmd, env, getenv, &f, registryapi.ScopeCommit, func(ctx context.Context, c registryapi.Client) (registryapi.Committed, error) {
+			return func(ctx context.Context, c registryapi.Client) (registryapi.Committed, error) {
 				return c.Commit(ctx, id)
-			}, printJSON[registryapi.Committed])
-		},
-	}
-	f.Register(cmd, registryapi.RoleName)
-	return cmd
+			}, nil
+		}, printJSON[registryapi.Committed])
 }
 
 func headCommand(env cli.Env, getenv func(string) string) *cobra.Command {
-	var f cli.Flags
-	cmd := &cobra.Command{
-		Use:   "head",
-		Short: "Print the committed HEAD: {version, payload_b3, committed_at}",
-		Args:  exactArgs(0),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(f.Output); err != nil {
-				return report(cmd, err)
-			}
-			return runClient(cmd, env, getenv, &f, registryapi.ScopeRead, func(ctx context.Context, c registryapi.Client) (registryapi.Head, error) {
-				return c.Head(ctx)
-			}, printJSON[registryapi.Head])
-		},
-	}
-	f.Register(cmd, registryapi.RoleName)
-	return cmd
+	return clientCommand(env, getenv, "head", "Print the committed HEAD: {version, payload_b3, committed_at}",
+		0, registryapi.ScopeRead, func([]string) (call[registryapi.Head], error) {
+			return func(ctx context.Context, c registryapi.Client) (registryapi.Head, error) { return c.Head(ctx) }, nil
+		}, printJSON[registryapi.Head])
 }
 
 func getCommand(env cli.Env, getenv func(string) string) *cobra.Command {
-	var f cli.Flags
-	cmd := &cobra.Command{
-		Use:   "get VERSION",
-		Short: "Print one version's SignedArtifact (text: its canonical bytes)",
-		Args:  exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(f.Output); err != nil {
-				return report(cmd, err)
-			}
+	return clientCommand(env, getenv, "get VERSION", "Print one version's SignedArtifact (text: its canonical bytes)",
+		1, registryapi.ScopeRead, func(args []string) (call[json.RawMessage], error) {
 			v, ok := parseVersion(args[0])
 			if !ok {
-				return report(cmd, usage(fmt.Errorf("version %q is not a canonical decimal", args[0])))
+				return nil, usage(fmt.Errorf("version %q is not a canonical decimal", args[0]))
 			}
-			return runClient(cmd, env, getenv, &f, registryapi.ScopeRead, func(ctx context.Context, c registryapi.Client) (json.RawMessage, error) {
+			return func(ctx context.Context, c registryapi.Client) (json.RawMessage, error) {
 				_, body, err := c.Get(ctx, v)
 				return body, err
-			}, printArtifact)
-		},
-	}
-	f.Register(cmd, registryapi.RoleName)
-	return cmd
+			}, nil
+		}, printArtifact)
 }
 
 // printArtifact prints an artifact's canonical bytes (text) or indented.

@@ -35,12 +35,10 @@ type FSM struct {
 
 var _ raft.FSM = (*FSM)(nil)
 
-// NewFSM returns the state machine over db. fatal is called, from Raft's
-// apply goroutine, when db fails to store an entry; nil panics instead.
+// NewFSM returns the state machine over db. fatal (required) is called,
+// from Raft's apply goroutine, when db fails to store an entry; the caller
+// stops the server.
 func NewFSM(db *indexdb.DB, fatal func(error)) *FSM {
-	if fatal == nil {
-		fatal = func(err error) { panic(err) }
-	}
 	return &FSM{db: db, fatal: fatal}
 }
 

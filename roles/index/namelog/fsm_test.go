@@ -168,7 +168,7 @@ func TestRestartReplaysNothingTwiceAndSnapshotsRestore(t *testing.T) {
 			})
 		}
 	}
-	fsm := NewFSM(dbOf(l), nil)
+	fsm := NewFSM(dbOf(l), func(err error) { t.Errorf("fatal: %v", err) })
 	snap, err := fsm.Snapshot()
 	if err != nil {
 		t.Fatal(err)
@@ -183,12 +183,55 @@ func TestRestartReplaysNothingTwiceAndSnapshotsRestore(t *testing.T) {
 	}
 	defer kdb.Close()
 	fresh, _ := indexdb.Open(ctx, kdb, time.Now)
-	if err := NewFSM(fresh, nil).Restore(sink.reader()); err != nil {
+	if err := NewFSM(fresh, func(err error) { t.Errorf("fatal: %v", err) }).Restore(sink.reader()); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range names {
 		if rec, err := fresh.Get(ctx, n); err != nil || rec != before[n] {
 			t.Fatalf("%s after restore = %+v, %v; want %+v", n, rec, err, before[n])
 		}
+	}
+}
+
+// TestDatabaseFailureIsFatalAndVerdictsAreNot: an entry the database
+// cannot store calls fatal (the server must stop rather than drift from
+// the log); a verdict or a malformed entry is answered and does not.
+func TestDatabaseFailureIsFatalAndVerdictsAreNot(t *testing.T) {
+	kdb, err := bolt.Open(filepath.Join(t.TempDir(), "index.db"), bolt.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := indexdb.Open(context.Background(), kdb, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fatal []error
+	fsm := NewFSM(db, func(err error) { fatal = append(fatal, err) })
+	entry := func(w indexdb.NameWrite) *raft.Log {
+		b, err := Encode(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &raft.Log{Type: raft.LogCommand, Index: 1, Data: b}
+	}
+	verdicts := []*raft.Log{
+		{Type: raft.LogCommand, Index: 1, Data: []byte(`{"op":"move"}`)},
+		entry(indexdb.NameWrite{Name: "never.example", Delete: true, At: time.Now(), Keep: 1}),
+		entry(indexdb.NameWrite{Name: "a.example", Target: store.Sum([]byte("x")), Cond: indexapi.IfMatch(3), At: time.Now(), Keep: 1}),
+	}
+	for _, l := range verdicts {
+		if r := fsm.Apply(l).(Result); r.Err == nil {
+			t.Fatalf("entry %s applied", l.Data)
+		}
+	}
+	if len(fatal) != 0 {
+		t.Fatalf("a verdict was fatal: %v", fatal)
+	}
+	if err := kdb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := fsm.Apply(entry(indexdb.NameWrite{Name: "a.example", Target: store.Sum([]byte("x")), At: time.Now(), Keep: 1})).(Result)
+	if r.Err == nil || len(fatal) != 1 {
+		t.Fatalf("a write to a closed database answered %v and called fatal %d times", r.Err, len(fatal))
 	}
 }

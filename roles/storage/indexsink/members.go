@@ -8,7 +8,6 @@ import (
 	"github.com/ronhq/ron/roles/storage/announcing"
 	"github.com/ronhq/ron/runtime/cluster"
 	"github.com/ronhq/ron/runtime/cluster/rendezvous"
-	"github.com/ronhq/ron/runtime/topology"
 )
 
 var _ announcing.IndexWatcher = (*Sink)(nil)
@@ -82,5 +81,8 @@ func (s *Sink) IndexChanges() (<-chan struct{}, func()) {
 // when an index member joins, departs or moves, which is when provider
 // ownership moves (docs/cluster.md §6).
 func (s *Sink) IndexMembers() string {
-	return topology.OrStatic(s.opt.Cluster).View().AliveKey(indexapi.RoleName)
+	if s.opt.Cluster == nil {
+		return ""
+	}
+	return s.opt.Cluster.View().AliveKey(indexapi.RoleName)
 }

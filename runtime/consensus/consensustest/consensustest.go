@@ -85,6 +85,16 @@ func (s *Server) Stop(t testing.TB) {
 // Running reports whether the server is started.
 func (s *Server) Running() bool { return s.Group != nil }
 
+// NewServer starts one server with its own dir and no group (it waits to
+// be bootstrapped or added); it is stopped when the test ends.
+func NewServer(t testing.TB, id string, newFSM NewFSM) *Server {
+	t.Helper()
+	s := &Server{ID: id, Dir: t.TempDir(), newFSM: newFSM}
+	s.Start(t)
+	t.Cleanup(func() { s.Stop(t) })
+	return s
+}
+
 // NewGroup starts n servers ("s0" …) with their own dirs and bootstraps
 // them through consensus.BootstrapSet, each with the same list; they are
 // stopped when the test ends.
@@ -93,15 +103,9 @@ func NewGroup(t testing.TB, n int, newFSM NewFSM) []*Server {
 	ss := make([]*Server, n)
 	var seen []consensus.Candidate
 	for i := range ss {
-		ss[i] = &Server{ID: fmt.Sprintf("s%d", i), Dir: t.TempDir(), newFSM: newFSM}
-		ss[i].Start(t)
+		ss[i] = NewServer(t, fmt.Sprintf("s%d", i), newFSM)
 		seen = append(seen, consensus.Candidate{ID: ss[i].ID, Addr: ss[i].Addr})
 	}
-	t.Cleanup(func() {
-		for _, s := range ss {
-			s.Stop(t)
-		}
-	})
 	for _, s := range ss {
 		set, ok := consensus.BootstrapSet(s.ID, seen, n)
 		if !ok {
