@@ -31,11 +31,19 @@ const (
 	// clHealLimit bounds "all alive everywhere" after a restart or SIGCONT:
 	// the re-join backoff (5 s) twice plus gossip.
 	clHealLimit = 30 * time.Second
-	// clAntiEntropyLimit bounds the arrival of name records at an index
-	// member after a membership change: anti-entropy runs 10 s after it.
-	clAntiEntropyLimit = 40 * time.Second
+	// clCatchUpLimit bounds the arrival of the log's name writes at a node
+	// that was stopped or killed: the leader sends it the log as soon as it
+	// answers again.
+	clCatchUpLimit = 30 * time.Second
 	// clPollEvery paces polls that cost several requests per node.
 	clPollEvery = 250 * time.Millisecond
+	// clServers is how many nodes of a test cluster are control-plane
+	// servers (all of them in a smaller cluster).
+	clServers = 3
+	// clElectionLimit bounds the wait for a control-plane leader after a
+	// start or the leader's loss (local profile: elections take well under
+	// a second; a killed leader is noticed within the election timeout).
+	clElectionLimit = 15 * time.Second
 )
 
 // Fixed ports of every cluster node; each node has its own loopback
@@ -76,6 +84,9 @@ type clNode struct {
 	dataDir    string
 	cfgPath    string
 	hasGateway bool
+	// bootstrapExpect is set on the control-plane servers (the first
+	// clServers nodes): how many of them start the group together.
+	bootstrapExpect int
 	*node
 }
 
@@ -110,8 +121,12 @@ func newTestCluster(t *testing.T, o clusterOpts) *testCluster {
 		t.Fatal(err)
 	}
 	c := &testCluster{t: t, key: []byte(hex.EncodeToString(key) + "\n")}
+	servers := min(clServers, o.nodes)
 	for i, h := range hosts {
 		n := &clNode{id: fmt.Sprintf("n%d", i+1), host: h, dataDir: t.TempDir(), hasGateway: i == 0}
+		if i < servers {
+			n.bootstrapExpect = servers
+		}
 		c.nodes = append(c.nodes, n)
 	}
 	for i, n := range c.nodes {
@@ -134,7 +149,8 @@ func newTestCluster(t *testing.T, o clusterOpts) *testCluster {
 }
 
 // clusterConfig is a node's config file: its roles, the [cluster] table of
-// the cluster e2e conventions and a gateway without an anonymous rate limit.
+// the cluster e2e conventions (the first clServers nodes are control-plane
+// servers) and a gateway without an anonymous rate limit.
 func clusterConfig(n *clNode, join []string, extra string) string {
 	roles := `["storage", "index"]`
 	if n.hasGateway {
@@ -154,12 +170,15 @@ listen = %q
 join = [%s]
 repair_after = %q
 repair_interval = %q
+server = %t
+bootstrap_expect = %d
 %s
 
 [gateway]
 anon_rps = 1000000.0
 anon_burst = 0
-`, roles, n.id, n.gossipAddr(), strings.Join(quoted, ", "), clRepairAfter, clRepairInterval, extra)
+`, roles, n.id, n.gossipAddr(), strings.Join(quoted, ", "), clRepairAfter, clRepairInterval,
+		n.bootstrapExpect > 0, n.bootstrapExpect, extra)
 }
 
 func (n *clNode) gossipAddr() string { return fmt.Sprintf("%s:%d", n.host, clPortGossip) }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -83,4 +85,35 @@ func (c *testCluster) waitLocalName(n *clNode, name string, want nameAnswer, lim
 		return r.status == http.StatusOK && rec.Version == want.Version && rec.B3 == want.B3,
 			fmt.Sprintf("%d %.200s", r.status, r.body)
 	})
+}
+
+// waitLeader polls until every node of among sees the same control-plane
+// leader, one of among, and returns it.
+func (c *testCluster) waitLeader(among []*clNode, when string) *clNode {
+	c.t.Helper()
+	var leader *clNode
+	waitFor(c.t, clElectionLimit, clPollEvery, "one control-plane leader among "+strings.Join(ids(among), ",")+" ("+when+")", func() (bool, string) {
+		seen := map[string]bool{}
+		var notes []string
+		for _, n := range among {
+			st, err := n.status()
+			if err != nil || st.ControlPlane == nil {
+				notes = append(notes, fmt.Sprintf("%s: %v", n.id, err))
+				continue
+			}
+			seen[st.ControlPlane.Leader] = true
+			notes = append(notes, n.id+"→"+st.ControlPlane.Leader)
+		}
+		if len(seen) != 1 || len(notes) != len(among) {
+			return false, strings.Join(notes, " ")
+		}
+		for id := range seen {
+			if i := slices.IndexFunc(among, func(n *clNode) bool { return n.id == id }); i >= 0 {
+				leader = among[i]
+				return true, ""
+			}
+		}
+		return false, strings.Join(notes, " ")
+	})
+	return leader
 }

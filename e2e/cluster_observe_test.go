@@ -61,6 +61,14 @@ type clStatus struct {
 		Zone    string         `json:"zone"`
 		Members []memberStatus `json:"members"`
 	} `json:"cluster"`
+	ControlPlane *struct {
+		State   string `json:"state"`
+		Leader  string `json:"leader"`
+		Servers []struct {
+			ID    string `json:"id"`
+			Voter bool   `json:"voter"`
+		} `json:"servers"`
+	} `json:"control_plane"`
 }
 
 // status reads n's /api/v1/status.

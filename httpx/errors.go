@@ -42,6 +42,9 @@ const (
 	CodeDuplicateApproval = "duplicate_approval"
 	CodeInvalidSig        = "invalid_sig"
 	CodeQuorumFailed      = "quorum_failed"
+	// Control-plane code (docs/cluster.md §14): a replicated write found no
+	// leader with a majority, or its outcome is unknown.
+	CodeNoQuorum = "no_quorum"
 )
 
 // Error is the one error shape every ron listener answers with. It is also an

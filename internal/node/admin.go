@@ -15,6 +15,7 @@ import (
 	"github.com/ronhq/ron/internal/node/ui"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/controlplane"
 )
 
 // adminStopTimeout bounds the admin listener's own shutdown (step 6).
@@ -41,6 +42,7 @@ func newAdminPlane(n *Node) *adminPlane {
 	api.POST("/shutdown", a.handleShutdown, a.requireAdmin)
 	api.POST("/tokens", a.handleTokens, a.requireAdmin)
 	a.mountCluster(api)
+	a.mountControlPlane(api)
 	return a
 }
 
@@ -155,6 +157,9 @@ type Status struct {
 	Roles   []runtime.RoleStatus `json:"roles"`
 	Queues  []QueueStatus        `json:"queues"`
 	Cluster *cluster.Status      `json:"cluster,omitempty"`
+	// ControlPlane is this node's view of the control-plane group, present
+	// only on a node that takes part (docs/cluster.md §14).
+	ControlPlane *controlplane.Status `json:"control_plane,omitempty"`
 }
 
 // QueueStatus is one bounded queue in the status document.
@@ -177,6 +182,8 @@ func (a *adminPlane) handleStatus(c echo.Context) error {
 		Roles:   n.manager.StatusContext(c.Request().Context()),
 		Queues:  queueStatuses(n.metrics),
 		Cluster: n.cluster.status(),
+
+		ControlPlane: n.controlPlaneStatus(),
 	})
 }
 

@@ -33,6 +33,7 @@ type clusterNode struct {
 	mu    sync.Mutex        // guards the fields below; never held across I/O
 	bound map[string]string // role → bound listener address, once started
 	want  *Config           // the config whose metadata should be gossiped
+	raft  *cluster.RaftMeta // the control-plane part of the metadata; nil: none
 	gen   uint64            // counts changes of want and bound
 	meta  cluster.Meta      // the metadata last handed to the membership
 	send  func(cluster.Meta) error
@@ -44,7 +45,7 @@ type clusterNode struct {
 // newClusterNode builds the membership of a node in cluster mode; it binds
 // nothing.
 func newClusterNode(cfg *Config, id string, keys *auth.Keyring, log zerolog.Logger, m *runtime.Metrics) (*clusterNode, error) {
-	cn := &clusterNode{id: id, log: log.With().Str("role", "node").Logger(), meta: nodeMeta(cfg, id, nil), want: cfg}
+	cn := &clusterNode{id: id, log: log.With().Str("role", "node").Logger(), meta: nodeMeta(cfg, id, nil, nil), want: cfg}
 	opt := cluster.Options{Config: cfg.Cluster, NodeID: id, Key: keys.DeriveKey(gossipKeyContext),
 		Meta: cn.meta, Log: cn.log, Metrics: m}
 	if cfg.Cluster.RegistryAdmission {
@@ -139,7 +140,7 @@ func (cn *clusterNode) setBound(n *Node) {
 func (cn *clusterNode) updateMeta(cfg *Config) error {
 	if cfg != nil {
 		cn.mu.Lock()
-		_, err := cluster.EncodeMeta(nodeMeta(cfg, cn.id, cn.bound))
+		_, err := cluster.EncodeMeta(nodeMeta(cfg, cn.id, cn.bound, cn.raft))
 		if err == nil {
 			cn.want = cfg
 			cn.gen++
@@ -151,7 +152,7 @@ func (cn *clusterNode) updateMeta(cfg *Config) error {
 	}
 	for {
 		cn.mu.Lock()
-		gen, m := cn.gen, nodeMeta(cn.want, cn.id, maps.Clone(cn.bound))
+		gen, m := cn.gen, nodeMeta(cn.want, cn.id, maps.Clone(cn.bound), cn.raft)
 		same := reflect.DeepEqual(m, cn.meta)
 		cn.mu.Unlock()
 		if same {
@@ -168,6 +169,15 @@ func (cn *clusterNode) updateMeta(cfg *Config) error {
 			return nil
 		}
 	}
+}
+
+// setRaft gossips r as the node's control-plane part.
+func (cn *clusterNode) setRaft(r cluster.RaftMeta) error {
+	cn.mu.Lock()
+	cn.raft = &r
+	cn.gen++
+	cn.mu.Unlock()
+	return cn.updateMeta(nil)
 }
 
 // stop leaves the cluster and shuts gossip down (after the roles drained),

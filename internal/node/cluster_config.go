@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/runtime/cluster"
 )
@@ -31,6 +32,9 @@ func (c *Config) validateCluster() error {
 				e.Name, e.Name, e.Listen(c))
 		}
 	}
+	if c.Cluster.Server && !c.Enabled(indexapi.RoleName) {
+		return fmt.Errorf("cluster.server: a server keeps the replicated names, so it must run the index role (add \"index\" to roles)")
+	}
 	if c.Cluster.RegistryAdmission && !c.Enabled(registryapi.RoleName) {
 		return fmt.Errorf("cluster.registry_admission: needs the registry role in this process (admission reads the co-located registry's HEAD)")
 	}
@@ -38,7 +42,7 @@ func (c *Config) validateCluster() error {
 	if id == "" {
 		id = metaPlaceholderID
 	}
-	if _, err := cluster.EncodeMeta(nodeMeta(c, id, nil)); err != nil {
+	if _, err := cluster.EncodeMeta(nodeMeta(c, id, nil, placeholderRaft(c))); err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
 	return nil
@@ -58,10 +62,11 @@ func roleURL(c *Config, e Entry, bound string) string {
 }
 
 // nodeMeta is this node's gossip metadata: the enabled roles in start
-// order, each role's URL and the zone. bound maps roles to their bound
-// listener addresses (nil before they start).
-func nodeMeta(c *Config, id string, bound map[string]string) cluster.Meta {
-	m := cluster.Meta{V: cluster.MetaVersion, ID: id, Zone: c.Cluster.Zone, URLs: map[string]string{}}
+// order, each role's URL, the zone and the control-plane part. bound maps
+// roles to their bound listener addresses (nil before they start); raft is
+// nil until the control-plane member gossips it.
+func nodeMeta(c *Config, id string, bound map[string]string, raft *cluster.RaftMeta) cluster.Meta {
+	m := cluster.Meta{V: cluster.MetaVersion, ID: id, Zone: c.Cluster.Zone, URLs: map[string]string{}, Raft: raft}
 	for _, e := range enabledEntries(c) {
 		m.Roles = append(m.Roles, e.Name)
 		m.URLs[e.Name] = roleURL(c, e, bound[e.Name])
@@ -69,12 +74,25 @@ func nodeMeta(c *Config, id string, bound map[string]string) cluster.Meta {
 	return m
 }
 
+// placeholderRaft is the largest control-plane part c's node may gossip,
+// for the size check before it exists; nil when the node takes no part.
+func placeholderRaft(c *Config) *cluster.RaftMeta {
+	if !takesPart(c) {
+		return nil
+	}
+	addr, _ := c.Cluster.RaftAdvertiseAddr()
+	if addr == "" {
+		addr = "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535"
+	}
+	return &cluster.RaftMeta{Addr: addr, Server: true, HasState: true}
+}
+
 // clusterHotKeys are the [cluster] keys a reload applies live
 // (docs/cluster.md §10): zone through UpdateNode, the rest through the
 // roles' ApplyCluster. Every other key needs a restart.
 var clusterHotKeys = map[string]bool{
 	"zone": true, "repair_pace": true, "repair_interval": true, "repair_workers": true,
-	"drop_excess": true, "index_sync_interval": true,
+	"drop_excess": true,
 }
 
 // clusterChanges lists the koanf names of the [cluster] keys that differ

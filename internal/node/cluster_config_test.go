@@ -80,7 +80,7 @@ func TestNodeMeta(t *testing.T) {
 	cfg.Cluster.Zone = "eu-1"
 	cfg.Storage.AdvertiseURL = "http://10.0.0.1:5303/"
 	cfg.Index.Listen = "127.0.0.1:0"
-	m := nodeMeta(&cfg, "node-a", map[string]string{"index": "127.0.0.1:41234"})
+	m := nodeMeta(&cfg, "node-a", map[string]string{"index": "127.0.0.1:41234"}, nil)
 	if m.V != 1 || m.ID != "node-a" || m.Zone != "eu-1" || !slices.Equal(m.Roles, []string{"index", "storage", "gateway"}) {
 		t.Fatalf("meta %+v", m)
 	}
@@ -117,7 +117,10 @@ func TestClusterRestartOnly(t *testing.T) {
 		{"repair_after, queue, stall", func(c *cluster.Config) {
 			c.RepairAfter, c.RepairQueue, c.ReplicaStallTimeout = time.Hour, 8, time.Second
 		}, []string{"cluster.repair_after", "cluster.repair_queue", "cluster.replica_stall_timeout"}},
-		{"index_sync_interval", func(c *cluster.Config) { c.IndexSyncInterval = time.Minute }, nil},
+		{"server, bootstrap_expect, raft addresses", func(c *cluster.Config) {
+			c.Server, c.BootstrapExpect, c.RaftListen, c.RaftAdvertise = true, 3, "127.0.0.1:8300", "10.0.0.1:8300"
+		}, []string{"cluster.server", "cluster.bootstrap_expect", "cluster.raft_listen", "cluster.raft_advertise"}},
+		{"repair_pace", func(c *cluster.Config) { c.RepairPace = 1 << 20 }, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

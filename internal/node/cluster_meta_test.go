@@ -25,7 +25,7 @@ func TestClusterMetaLatestWins(t *testing.T) {
 			entered = make(chan struct{})
 			release = make(chan struct{})
 		)
-		cn := &clusterNode{id: "node-m", want: &old, meta: nodeMeta(&old, "node-m", nil)}
+		cn := &clusterNode{id: "node-m", want: &old, meta: nodeMeta(&old, "node-m", nil, nil)}
 		cn.send = func(m cluster.Meta) error {
 			mu.Lock()
 			first := len(sent) == 0 && entered != nil
@@ -54,7 +54,7 @@ func TestClusterMetaLatestWins(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatalf("run's update: %v", err)
 		}
-		want := nodeMeta(&next, "node-m", map[string]string{"index": "127.0.0.1:4321"})
+		want := nodeMeta(&next, "node-m", map[string]string{"index": "127.0.0.1:4321"}, nil)
 		mu.Lock()
 		defer mu.Unlock()
 		if last := sent[len(sent)-1]; !reflect.DeepEqual(last, want) || !reflect.DeepEqual(cn.meta, want) {
@@ -71,7 +71,7 @@ func TestClusterMetaRejectsInvalid(t *testing.T) {
 	bad := cfg
 	bad.Index.AdvertiseURL = "http://" + strings.Repeat("h", 600)
 	sends := 0
-	cn := &clusterNode{id: "node-v", want: &cfg, meta: nodeMeta(&cfg, "node-v", nil),
+	cn := &clusterNode{id: "node-v", want: &cfg, meta: nodeMeta(&cfg, "node-v", nil, nil),
 		send: func(cluster.Meta) error { sends++; return nil }}
 	if err := cn.updateMeta(&bad); err == nil || !strings.Contains(err.Error(), "512") {
 		t.Fatalf("oversized metadata: %v", err)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -41,6 +42,10 @@ type Node struct {
 	cluster  *clusterNode    // cluster mode's membership; nil when off
 	adminErr <-chan error    // the admin listener's end, once the admin part started
 	nodeID   string          // cluster mode's node id; "" when off
+	cp       *controlPlane   // the control-plane part; nil when the node takes none
+
+	fatalMu  sync.Mutex
+	fatalErr error // the first Fatal's error: Run returns it
 }
 
 // Running is closed once the admin plane and every enabled role have started.
@@ -106,6 +111,7 @@ func NewNode(cfg *Config, reload ConfigSource, logOut *os.File, version string) 
 	if err := n.buildCluster(cfg); err != nil {
 		return nil, err
 	}
+	n.buildControlPlane(cfg)
 	if err := n.buildModules(cfg); err != nil {
 		return nil, err
 	}
@@ -165,7 +171,7 @@ func (n *Node) moduleEnv(cfg *Config) *module.Env {
 		Node: module.Identity{ID: n.nodeID, Zone: cfg.Cluster.Zone,
 			ResolveID: func() (string, error) { return resolveNodeID(cfg) }},
 		Cluster: n.cluster.membership(), ClusterConfig: cfg.Cluster,
-		LiveCluster: func() cluster.Config { return n.cfg.Load().Cluster }}
+		LiveCluster: func() cluster.Config { return n.cfg.Load().Cluster }, Plane: n.plane(), Fatal: n.fatal}
 	if n.cluster != nil {
 		env.Node.Token = nodeTokenSource(cfg, n.keys)
 	}
@@ -184,7 +190,25 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	close(n.running)
 	n.log.Info().Strs("roles", n.cfg.Load().Roles).Str("admin", n.admin.addr()).Bool("amnesia", n.cfg.Load().Amnesia).Msg("ron is running")
-	return n.manager.Run(ctx)
+	err := n.manager.Run(ctx)
+	n.fatalMu.Lock()
+	defer n.fatalMu.Unlock()
+	if n.fatalErr != nil {
+		return n.fatalErr
+	}
+	return err
+}
+
+// fatal is Env.Fatal: it logs err, keeps the first one for Run to return
+// and starts the shutdown sequence.
+func (n *Node) fatal(err error) {
+	n.log.Error().Err(err).Msg("fatal: the node stops")
+	n.fatalMu.Lock()
+	if n.fatalErr == nil {
+		n.fatalErr = err
+	}
+	n.fatalMu.Unlock()
+	n.manager.RequestShutdown("fatal: " + err.Error())
 }
 
 // Start builds a node from cfg (see NewNode) and runs it in the background

@@ -18,6 +18,7 @@ const (
 	partAdmin         = "admin"          // the admin plane
 	partMembership    = "membership"     // cluster mode: gossip bound and joined before the roles, left after them
 	partMembershipRun = "membership-run" // cluster mode, after the roles: the table, the member allow list, bound addresses
+	partControlPlane  = "control-plane"  // cluster mode, after the roles that keep replicated state: the Raft member
 	partReadiness     = "readiness"      // after everything: READY=1 and the readiness gauges
 )
 
@@ -87,9 +88,13 @@ func nodeModules(cfg *Config) []module.Descriptor {
 			roles = append(roles, e.Name)
 		}
 	}
+	if takesPart(cfg) {
+		mods = append(mods, part(partControlPlane, "the control-plane Raft member: bootstrap, configuration, the log",
+			[]string{partMembership}, roles))
+	}
 	if cfg.Cluster.Enabled {
 		mods = append(mods, part(partMembershipRun, "the membership table, the member allow list, the roles' bound addresses",
-			[]string{partMembership}, roles))
+			[]string{partMembership}, append(roles, partControlPlane)))
 	}
 	return append(mods, part(partReadiness, "READY=1 once every module started; the ron_role_ready gauges",
 		nil, append([]string{partMembershipRun}, roles...)))
@@ -108,6 +113,9 @@ func (n *Node) part(name string) *part {
 	case partMembership:
 		p.start = func(ctx context.Context) error { return n.cluster.start(ctx) }
 		p.stop, p.bound = func() { n.cluster.stop() }, clusterStopTimeout
+	case partControlPlane:
+		p.start = n.startControlPlane
+		p.stop, p.bound = n.stopControlPlane, controlPlaneStopTimeout
 	case partMembershipRun:
 		p.start = func(context.Context) error { n.cluster.run(n, n.membershipFailed); return nil }
 	case partReadiness:

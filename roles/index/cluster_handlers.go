@@ -2,7 +2,9 @@ package index
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -10,25 +12,49 @@ import (
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/namelog"
 	"github.com/ronhq/ron/roles/index/ownership"
 	"github.com/ronhq/ron/roles/index/replication"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/consensus"
 )
 
-// clusterMode is the handlers' cluster mode (docs/cluster.md §6): who owns
-// what and the member clients (peers), and the writes through the owners
-// (rep).
+// clusterMode is the handlers' cluster mode: who owns which provider
+// records and the member clients (peers, docs/cluster.md §6), and the
+// writes (rep: names through the control-plane log, docs/cluster.md §14;
+// provider batches through their owners).
 type clusterMode struct {
 	peers *ownership.Peers
 	rep   *replication.Node
+	plane *consensus.Plane
 }
 
-// enableCluster switches h to cluster mode over peers (before Mount): name
-// writes go to their primary, provider batches to their owners, reads
-// prefer owners, and Mount adds the /replica/* routes.
-func (h *Handlers) enableCluster(peers *ownership.Peers, m *runtime.Metrics) {
-	rep := replication.New(replication.Options{Peers: peers, Store: h.db, Local: localIndex{h}, Metrics: m})
-	h.cl = &clusterMode{peers: peers, rep: rep}
+// enableCluster switches h to cluster mode over peers and the names log of
+// plane (before Mount): name writes go through the log, provider batches
+// to their owners, provider reads prefer owners, and Mount adds the
+// /replica/providers route. It returns the names log's state machine over
+// h's database (fatal stops the node when the database fails), which the
+// plane must hand the names entries to.
+func (h *Handlers) enableCluster(peers *ownership.Peers, plane *consensus.Plane, fatal func(error), m *runtime.Metrics) *namelog.FSM {
+	fsm := namelog.NewFSM(h.db, fatal)
+	fsm.OnApplied(h.nameApplied)
+	names := namelog.Writer{Plane: plane, Keep: func() int { return h.db.Limits().HistoryLen }}
+	rep := replication.New(replication.Options{Peers: peers, Names: names, Local: localIndex{h}, Metrics: m})
+	h.cl = &clusterMode{peers: peers, rep: rep, plane: plane}
+	return fsm
+}
+
+// nameApplied drops the cached answers of a name the log wrote here (every
+// cached answer after a snapshot restore, rec zero).
+func (h *Handlers) nameApplied(rec indexdb.Record) {
+	c := h.settings().Cache
+	switch {
+	case c == nil:
+	case rec.Name == "":
+		c.Purge()
+	default:
+		c.InvalidateName(rec.Name)
+	}
 }
 
 // localIndex is the handlers as replication.Local.
@@ -51,8 +77,8 @@ func (l localIndex) InvalidateObjects(recs []indexapi.Announcement) { l.h.invali
 // NameWritten counts one name write in ron_index_writes_total.
 func (l localIndex) NameWritten(err error) { l.h.countWrite(writeName, err, 1) }
 
-// clusterWrite validates a name write and runs it through the name's
-// primary (replication.Node.Write); an invalid write counts as one.
+// clusterWrite validates a name write and runs it through the log
+// (replication.Node.Write); an invalid write counts as one.
 func (h *Handlers) clusterWrite(ctx context.Context, w replication.NameWrite, forwarded bool, corrID string) replication.Outcome {
 	if err := checkNameWrite(w); err != nil {
 		h.countWrite(writeName, err, 1)
@@ -112,9 +138,9 @@ func (h *Handlers) clusterDeleteName(c echo.Context) error {
 	return writeJSON(c, http.StatusOK, deletionOf(*rec))
 }
 
-// clusterWriteHTTP runs a name write of an HTTP request through the
-// primary: the written record, or nil with the error to return (nil when
-// the primary's own answer was relayed to the client).
+// clusterWriteHTTP runs a name write of an HTTP request through the log:
+// the written record, or nil with the error to return (nil when the
+// leader's own answer was relayed to the client).
 func (h *Handlers) clusterWriteHTTP(c echo.Context, w replication.NameWrite) (*indexdb.Record, error) {
 	out := h.clusterWrite(c.Request().Context(), w, h.trustedForward(c), httpx.CorrID(c))
 	switch {
@@ -137,52 +163,6 @@ func (h *Handlers) trustedForward(c echo.Context) bool {
 	return err == nil
 }
 
-// peerHistory asks the other index members for name's kept versions
-// within one lookup budget: none anywhere is 404.
-func (h *Handlers) peerHistory(ctx context.Context, name string) (indexapi.NameHistory, error) {
-	ctx, cancel := resolveOpts{set: h.settings()}.withBudget(ctx)
-	defer cancel()
-	out, err := h.cl.peers.History(ctx, name)
-	if err == nil {
-		return out, nil
-	}
-	if notFound, perr := peerError(err); !notFound {
-		return indexapi.NameHistory{}, perr
-	}
-	return indexapi.NameHistory{}, httpx.NewError(http.StatusNotFound, httpx.CodeNotFound, "not found")
-}
-
-// replicaNamesReply answers POST /replica/names: how many records were
-// received and how many became current.
-type replicaNamesReply struct {
-	Received int `json:"received"`
-	Current  int `json:"current"`
-}
-
-// replicaNames is POST /replica/names (indexapi.ScopeReplicate; docs/cluster.md
-// §6): up to 1000 records {name, version, b3|null, deleted, updated_at},
-// validated as a whole, applied in one transaction with the replica rule
-// (indexdb.ApplyReplica). A bad body is 400 with details.index and
-// details.field.
-func (h *Handlers) replicaNames(c echo.Context) error {
-	body, err := readJSONBody(c)
-	if err != nil {
-		return err
-	}
-	recs, err := indexdb.DecodeReplicaNames(body)
-	if err != nil {
-		return announceError(err, true)
-	}
-	n, err := h.db.ApplyReplica(c.Request().Context(), recs)
-	if err != nil {
-		return announceError(err, false)
-	}
-	for _, rec := range recs {
-		h.invalidateName(rec.Name)
-	}
-	return writeJSON(c, http.StatusOK, replicaNamesReply{Received: len(recs), Current: n})
-}
-
 // replicaProviders is POST /replica/providers (indexapi.ScopeReplicate): a POST
 // /providers body sent by the node that received the batch, stored here
 // as it is (never forwarded again, whoever owns the records).
@@ -196,4 +176,47 @@ func (h *Handlers) replicaProviders(c echo.Context) error {
 		return err
 	}
 	return writeJSON(c, http.StatusOK, res)
+}
+
+// nameRead prepares a name read in cluster mode: it sets the freshness
+// headers and, for ?consistent=1, makes the read linearizable — on the
+// leader a barrier first (every write acknowledged before is applied
+// here), elsewhere the read is forwarded to the leader and its answer
+// relayed (relayed true: the response is written). Outside cluster mode it
+// does nothing.
+func (h *Handlers) nameRead(c echo.Context) (relayed bool, err error) {
+	if h.cl == nil {
+		return false, nil
+	}
+	if c.QueryParam("consistent") == "1" {
+		if relayed, err := h.consistentRead(c); relayed || err != nil {
+			return relayed, err
+		}
+	}
+	f := h.cl.plane.Freshness()
+	hd := c.Response().Header()
+	hd.Set(indexapi.HeaderAppliedIndex, strconv.FormatUint(f.Applied, 10))
+	hd.Set(indexapi.HeaderKnownLeader, strconv.FormatBool(f.KnownLeader))
+	hd.Set(indexapi.HeaderLastContact, strconv.FormatInt(f.LastContact.Milliseconds(), 10))
+	return false, nil
+}
+
+// consistentRead runs the barrier on the leader or forwards the read to
+// it; a forwarded read that meets a node that is not the leader, or a
+// group without one, is 503 no_quorum.
+func (h *Handlers) consistentRead(c echo.Context) (relayed bool, err error) {
+	ctx := c.Request().Context()
+	err = h.cl.plane.Barrier(ctx)
+	var nl *consensus.NotLeaderError
+	if errors.As(err, &nl) && !h.trustedForward(c) {
+		out := h.cl.rep.ForwardRead(ctx, nl.LeaderID, c.Request().URL, httpx.CorrID(c))
+		if out.Relay != nil {
+			return true, out.Relay.Write(c.Response())
+		}
+		return false, out.Err
+	}
+	if err != nil {
+		return false, h.cl.rep.LogError(err)
+	}
+	return false, nil
 }

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +23,8 @@ import (
 	"github.com/ronhq/ron/roles/index/ownership"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/consensus"
+	"github.com/ronhq/ron/runtime/consensus/consensustest"
 	"github.com/ronhq/ron/store/kv/memkv"
 )
 
@@ -34,6 +37,7 @@ type cnode struct {
 	met   *runtime.Metrics
 	mem   *cluster.Static
 	peers *ownership.Peers
+	plane *consensus.Plane // the node's control plane: the names log
 	ts    *httptest.Server
 
 	e    http.Handler   // the routes behind the middleware chain
@@ -78,7 +82,8 @@ type ctest struct {
 	ids    []string
 }
 
-// newCTest starts nodes ids (all index members, alive) with R replicas.
+// newCTest starts nodes ids (all index members, alive) with R replicas,
+// and one control-plane group of them all (every node a voter).
 func newCTest(t *testing.T, r int, ids ...string) *ctest {
 	t.Helper()
 	keys, err := auth.GenerateKeyring()
@@ -92,7 +97,61 @@ func newCTest(t *testing.T, r int, ids ...string) *ctest {
 		ct.nodes[id] = ct.newNode(id, r)
 	}
 	ct.setViews(nil)
+	planes := make([]*consensus.Plane, len(ids))
+	for i, id := range ids {
+		planes[i] = ct.nodes[id].plane
+	}
+	consensustest.Planes(t, ids, planes)
 	return ct
+}
+
+// leader is the id of the node that leads the names log now, once every
+// running node knows it.
+func (ct *ctest) leader() string {
+	ct.t.Helper()
+	var id string
+	consensustest.Eventually(ct.t, "a leader every node knows", func() bool {
+		seen := map[string]bool{}
+		for _, n := range ct.nodes {
+			if n.plane.Group() != nil {
+				l, _ := n.plane.Leader()
+				seen[l] = true
+				id = l
+			}
+		}
+		return len(seen) == 1 && id != ""
+	})
+	return id
+}
+
+// follower is the id of a node that does not lead the names log.
+func (ct *ctest) follower() string {
+	l := ct.leader()
+	for _, id := range ct.ids {
+		if id != l {
+			return id
+		}
+	}
+	ct.t.Fatal("no follower")
+	return ""
+}
+
+// waitApplied polls until every running node's database holds name at
+// version v (the log is applied everywhere, not only where it was
+// acknowledged).
+func (ct *ctest) waitApplied(name string, v uint64) {
+	ct.t.Helper()
+	consensustest.Eventually(ct.t, fmt.Sprintf("%s version %d everywhere", name, v), func() bool {
+		for _, n := range ct.nodes {
+			if n.plane.Group() == nil {
+				continue
+			}
+			if rec, err := n.db.History(context.Background(), name); err != nil || rec[0].Version != v {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // token mints a one-hour token with scopes.
@@ -123,7 +182,8 @@ func (ct *ctest) newNode(id string, r int) *cnode {
 		Lookup: hedge.Options{Metrics: met, Role: roleName}})
 	n.h = NewHandlers(db, ct.keys, nil)
 	n.h.Metrics = met
-	n.h.enableCluster(n.peers, met)
+	n.plane = consensus.NewPlane()
+	n.plane.Register(consensus.KindNames, n.h.enableCluster(n.peers, n.plane, func(err error) { t.Errorf("%s: fatal: %v", id, err) }, met))
 	n.h.Reconfigure(Settings{Peers: n.peers, Cache: c})
 	srv := httpx.NewServer(httpx.ServerOptions{Role: roleName, Log: zerolog.Nop(), Metrics: met.Set(),
 		Limits: httpx.DefaultIngress().Limits()})

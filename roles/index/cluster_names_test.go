@@ -4,36 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"slices"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
-	"github.com/ronhq/ron/roles/index/ownership"
 	"github.com/ronhq/ron/roles/index/replication"
-	"github.com/ronhq/ron/runtime/cluster"
-	"github.com/ronhq/ron/runtime/cluster/rendezvous"
+	"github.com/ronhq/ron/runtime/consensus/consensustest"
 )
-
-// nameRanked returns a name whose rendezvous ranking over ids is ids.
-func nameRanked(t *testing.T, ids ...string) string {
-	t.Helper()
-	cands := make([]rendezvous.Candidate, len(ids))
-	for i, id := range ids {
-		cands[i] = rendezvous.Candidate{ID: id}
-	}
-	for i := range 100000 {
-		n := fmt.Sprintf("n%d.example", i)
-		if slices.Equal(rendezvous.IDs(rendezvous.Rank(cands, ownership.NameKey(n))), ids) {
-			return n
-		}
-	}
-	t.Fatalf("no name ranks %v", ids)
-	return ""
-}
 
 // record decodes a name record answer.
 func record(t *testing.T, body string) indexapi.NameRecord {
@@ -45,73 +26,64 @@ func record(t *testing.T, body string) indexapi.NameRecord {
 	return r
 }
 
-// TestClusterWriteThroughNonOwner: a write received by a non-owner goes to
-// the primary (node-b for blog.example over node-a…d), lands on the three
-// owners only, and every node reads it.
-func TestClusterWriteThroughNonOwner(t *testing.T) {
-	ct := newCTest(t, 3, "node-a", "node-b", "node-c", "node-d")
-	code, body := ct.put("node-a", "blog.example", idA, nil)
+// TestClusterNameWritesGoThroughTheLog: a write received by a follower is
+// forwarded to the leader, acknowledged once the log committed it, and
+// applied on every node, which then answers reads locally with its
+// freshness; a verdict (412) comes back from the leader unchanged, and a
+// delete through another node is a tombstone everywhere.
+func TestClusterNameWritesGoThroughTheLog(t *testing.T) {
+	ct := newCTest(t, 3, "node-a", "node-b", "node-c")
+	leader, via := ct.leader(), ct.follower()
+	code, body := ct.put(via, "blog.example", idA, nil)
 	if code != 200 || record(t, body).Version != 1 {
-		t.Fatalf("PUT via node-a: %d %s", code, body)
+		t.Fatalf("PUT via follower %s: %d %s", via, code, body)
 	}
-	if ct.nodes["node-b"].count("PUT /names/blog.example") != 1 {
-		t.Fatal("the write did not reach the primary node-b")
+	if n := ct.nodes[leader].count("PUT /names/blog.example"); n != 1 {
+		t.Fatalf("the leader served %d PUTs, want the one forwarded", n)
 	}
-	if _, err := ct.local("node-a", "blog.example"); !errors.Is(err, indexdb.ErrNotFound) {
-		t.Fatalf("non-owner node-a stored the name: %v", err)
-	}
-	for _, id := range []string{"node-b", "node-c", "node-d"} {
-		if rec, err := ct.local(id, "blog.example"); err != nil || rec.Version != 1 || rec.Target.String() != idA {
-			t.Fatalf("owner %s: %+v %v", id, rec, err)
-		}
-	}
+	ct.waitApplied("blog.example", 1)
 	for _, id := range ct.ids {
 		code, hdr, body := ct.do(id, "GET", "/names/blog.example", "", "", nil)
 		if code != 200 || record(t, body).B3 != idA || hdr.Get("ETag") != `"1"` {
 			t.Fatalf("GET on %s: %d %s", id, code, body)
 		}
-	}
-	code, _, body = ct.do("node-a", "GET", "/resolve/blog.example", "", "", nil)
-	if code != 200 || !strings.Contains(body, `"source":"peer"`) || !strings.Contains(body, `"name_version":1`) {
-		t.Fatalf("resolve on the non-owner: %d %s", code, body)
-	}
-	if v := ct.metric("node-b", `ron_index_owner_writes_total{role="index",kind="name",result="ok"}`); v != 1 {
-		t.Fatalf("owner writes on the primary: %v", v)
-	}
-
-	code, _, body = ct.do("node-a", "GET", "/names/blog.example/versions", "", "", nil)
-	if code != 200 || !strings.Contains(body, `"versions":[{"version":1`) {
-		t.Fatalf("history on the non-owner: %d %s", code, body)
-	}
-	if code, _, body = ct.do("node-a", "GET", "/names/blog.example/versions?local=1", "", "", nil); code != 404 {
-		t.Fatalf("local history on the non-owner: %d %s", code, body)
-	}
-	if h, err := NewLocalClient(ct.nodes["node-a"].h).History(context.Background(), "blog.example"); err != nil || len(h.Versions) != 1 {
-		t.Fatalf("LocalClient.History: %+v %v", h, err)
+		if applied, _ := strconv.ParseUint(hdr.Get(indexapi.HeaderAppliedIndex), 10, 64); applied < 1 ||
+			hdr.Get(indexapi.HeaderKnownLeader) != "true" || hdr.Get(indexapi.HeaderLastContact) == "" {
+			t.Fatalf("GET on %s: freshness headers %v", id, hdr)
+		}
+		code, _, body = ct.do(id, "GET", "/names/blog.example/versions", "", "", nil)
+		if code != 200 || !strings.Contains(body, `"versions":[{"version":1`) {
+			t.Fatalf("history on %s: %d %s", id, code, body)
+		}
 	}
 
-	// A precondition failure comes back from the primary unchanged.
-	code, hdr, body := ct.do("node-a", "PUT", "/names/blog.example", `{"b3":"`+idB+`"}`, ct.writer,
+	code, hdr, body := ct.do(via, "PUT", "/names/blog.example", `{"b3":"`+idB+`"}`, ct.writer,
 		map[string]string{"If-Match": `"7"`})
 	if code != 412 || !strings.Contains(body, `"current_version":1`) || hdr.Get("Content-Type") != "application/json" {
 		t.Fatalf("412 relay: %d %s", code, body)
 	}
-	code, _, body = ct.do("node-c", "DELETE", "/names/blog.example", "", ct.writer, map[string]string{"If-Match": `"1"`})
-	if code != 200 || !strings.Contains(body, `"deleted":true`) || !strings.Contains(body, `"version":2`) {
-		t.Fatalf("DELETE via node-c: %d %s", code, body)
+	other := ct.ids[0]
+	if other == via {
+		other = ct.ids[1]
 	}
+	code, _, body = ct.do(other, "DELETE", "/names/blog.example", "", ct.writer, map[string]string{"If-Match": `"1"`})
+	if code != 200 || !strings.Contains(body, `"deleted":true`) || !strings.Contains(body, `"version":2`) {
+		t.Fatalf("DELETE via %s: %d %s", other, code, body)
+	}
+	ct.waitApplied("blog.example", 2)
 	for _, id := range ct.ids {
-		if code, _, body := ct.do(id, "GET", "/names/blog.example", "", "", nil); code != 404 {
+		if code, _, body := ct.do(id, "GET", "/names/blog.example", "", "", nil); code != 404 || !strings.Contains(body, `"reason":"deleted"`) {
 			t.Fatalf("GET after delete on %s: %d %s", id, code, body)
 		}
 	}
 }
 
-// TestClusterLocalClientForwards: in-process writes (LocalClient) take the
-// same path, and the relayed answer decodes into records and envelopes.
+// TestClusterLocalClientForwards: in-process writes on a follower
+// (LocalClient) take the same path, and the relayed answer decodes into
+// records and envelopes.
 func TestClusterLocalClientForwards(t *testing.T) {
-	ct := newCTest(t, 3, "node-a", "node-b", "node-c", "node-d")
-	lc := NewLocalClient(ct.nodes["node-a"].h)
+	ct := newCTest(t, 3, "node-a", "node-b", "node-c")
+	lc := NewLocalClient(ct.nodes[ct.follower()].h)
 	ctx := context.Background()
 	rec, err := lc.SetName(ctx, "blog.example", mustID(t, idA), indexapi.IfAbsent())
 	if err != nil || rec.Version != 1 || rec.B3 != idA || rec.Name != "blog.example" {
@@ -120,10 +92,6 @@ func TestClusterLocalClientForwards(t *testing.T) {
 	_, err = lc.SetName(ctx, "blog.example", mustID(t, idB), indexapi.IfAbsent())
 	if he := httpx.AsError(err); he.Status != 412 || he.Details["current_version"] != float64(1) {
 		t.Fatalf("create-only on a live name: %v", err)
-	}
-	got, err := lc.GetName(ctx, "blog.example")
-	if err != nil || got.Version != 1 {
-		t.Fatalf("GetName: %+v %v", got, err)
 	}
 	del, err := lc.DeleteName(ctx, "blog.example", indexapi.IfMatch(1))
 	if err != nil || !del.Deleted || del.Version != 2 {
@@ -137,115 +105,133 @@ func TestClusterLocalClientForwards(t *testing.T) {
 	}
 }
 
-// TestClusterForwardedOnce: a forwarded write is applied by its receiver
-// even when the receiver's View names another primary, so a write is never
-// forwarded twice; X-Ron-Forwarded counts only with index:replicate or
-// admin, otherwise the header is ignored and the request forwarded.
+// TestClusterForwardedOnce: a forwarded write that meets a node that is not
+// the leader (leadership moved) is refused with 503 no_quorum, never
+// forwarded again and never applied; X-Ron-Forwarded counts only with
+// index:replicate or admin, otherwise the header is ignored and the write
+// forwarded as any other.
 func TestClusterForwardedOnce(t *testing.T) {
-	ct := newCTest(t, 3, "node-a", "node-b")
-	name := nameRanked(t, "node-c", "node-b", "node-a")
-	// node-b believes in a node-c, served by node-a's listener, that
-	// outranks it; node-a sees only node-a and node-b.
-	ms := ct.members(nil)
-	ms = append(ms, cluster.Member{ID: "node-c", Roles: []string{roleName}, State: cluster.StateAlive,
-		URLs: map[string]string{roleName: ct.nodes["node-a"].ts.URL}})
-	ct.nodes["node-b"].mem.Set(cluster.NewView("node-b", ms, ms[0].Since))
-	a, b := ct.nodes["node-a"], ct.nodes["node-b"]
-	path := "PUT /names/" + name
-
-	if code, body := ct.put("node-a", name, idA, nil); code != 200 {
-		t.Fatalf("PUT via node-a: %d %s", code, body)
-	}
-	if a.count(path) != 1 || b.count(path) != 1 {
-		t.Fatalf("PUTs served: node-a %d, node-b %d; want 1 and 1", a.count(path), b.count(path))
-	}
-	if rec, err := ct.local("node-b", name); err != nil || rec.Version != 1 {
-		t.Fatalf("node-b did not apply the forwarded write: %+v %v", rec, err)
-	}
-
+	ct := newCTest(t, 3, "node-a", "node-b", "node-c")
+	leader, via := ct.leader(), ct.follower()
+	path := "PUT /names/blog.example"
 	cases := []struct {
 		token     string
-		forwarded bool // node-b passes it on to its primary (node-a's listener)
+		forwarded bool // the header counts: the follower refuses instead of forwarding
 	}{
-		{ct.writer, true},
-		{ct.token("index:admin"), true},
-		{ct.token(indexapi.ScopeWrite, indexapi.ScopeReplicate), false},
-		{ct.token("admin"), false},
+		{ct.writer, false},
+		{ct.token("index:admin"), false},
+		{ct.token(indexapi.ScopeWrite, indexapi.ScopeReplicate), true},
+		{ct.token("admin"), true},
 	}
+	version := uint64(0)
 	for i, tc := range cases {
-		before := a.count(path)
-		code, _, body := ct.do("node-b", "PUT", "/names/"+name, `{"b3":"`+idB+`"}`, tc.token,
+		before := ct.nodes[leader].count(path)
+		code, hdr, body := ct.do(via, "PUT", "/names/blog.example", `{"b3":"`+idB+`"}`, tc.token,
 			map[string]string{replication.HeaderForwarded: "node-x"})
-		if code != 200 || record(t, body).Version != uint64(i+2) {
-			t.Fatalf("case %d: %d %s", i, code, body)
+		reached := ct.nodes[leader].count(path) - before
+		if tc.forwarded {
+			if code != 503 || errorCode([]byte(body)) != httpx.CodeNoQuorum || hdr.Get("Retry-After") == "" || reached != 0 {
+				t.Fatalf("case %d: %d %s, the leader served %d", i, code, body, reached)
+			}
+			continue
 		}
-		if got := a.count(path) - before; (got == 1) != tc.forwarded {
-			t.Fatalf("case %d: node-a served %d forwarded PUTs, forwarded=%v", i, got, tc.forwarded)
+		version++
+		if code != 200 || record(t, body).Version != version || reached != 1 {
+			t.Fatalf("case %d: %d %s, the leader served %d", i, code, body, reached)
 		}
 	}
+	ct.waitApplied("blog.example", version)
 }
 
-// TestClusterQuorum: with three members, one unreachable owner still
-// leaves two copies; with two members dead the survivor refuses writes
-// (nothing is committed) and still answers reads.
-func TestClusterQuorum(t *testing.T) {
+// TestClusterNoQuorum: with two of three servers gone the last one never
+// acknowledges a write (503 no_quorum with Retry-After, nothing applied,
+// also through LocalClient) and refuses linearizable reads, while plain
+// reads still answer locally and say no leader is known.
+func TestClusterNoQuorum(t *testing.T) {
 	ct := newCTest(t, 3, "node-a", "node-b", "node-c")
-	if code, body := ct.put("node-a", "blog.example", idA, nil); code != 200 {
+	if code, body := ct.put(ct.leader(), "blog.example", idA, nil); code != 200 {
 		t.Fatalf("PUT: %d %s", code, body)
 	}
-	// node-c is down but gossip has not noticed yet: 2 copies are enough.
-	ct.nodes["node-c"].down.Store(true)
-	if code, body := ct.put("node-a", "blog.example", idB, nil); code != 200 || record(t, body).Version != 2 {
-		t.Fatalf("PUT with node-c unreachable: %d %s", code, body)
+	ct.waitApplied("blog.example", 1)
+	last := ct.ids[0]
+	for _, id := range ct.ids[1:] {
+		consensustest.Detach(t, ct.nodes[id].plane)
 	}
-	if v := ct.metric("node-b", `ron_index_owner_writes_total{role="index",kind="name",result="ok"}`); v != 2 {
-		t.Fatalf("owner writes ok: %v", v)
+	consensustest.Eventually(t, "the last server to lose its leader", func() bool {
+		return !ct.nodes[last].plane.Freshness().KnownLeader
+	})
+	code, hdr, body := ct.do(last, "PUT", "/names/blog.example", `{"b3":"`+idB+`"}`, ct.writer, nil)
+	if code != 503 || errorCode([]byte(body)) != httpx.CodeNoQuorum || hdr.Get("Retry-After") == "" {
+		t.Fatalf("PUT without a quorum: %d %s", code, body)
 	}
-	// node-c is dead: ownership moves to the two alive members at once.
-	ct.setViews(map[string]cluster.State{"node-c": cluster.StateDead})
-	if code, body := ct.put("node-a", "blog.example", idA, nil); code != 200 || record(t, body).Version != 3 {
-		t.Fatalf("PUT with node-c dead: %d %s", code, body)
+	if _, err := ct.nodes[last].h.doSet(context.Background(), "blog.example", mustID(t, idB), indexapi.Cond{}); httpx.AsError(err).Status != 503 {
+		t.Fatalf("LocalClient write without a quorum: %v", err)
 	}
-	// node-b dies too: the lone survivor refuses writes.
-	ct.nodes["node-b"].down.Store(true)
-	ct.setViews(map[string]cluster.State{"node-b": cluster.StateDead, "node-c": cluster.StateDead})
-	code, hdr, body := ct.do("node-a", "PUT", "/names/blog.example", `{"b3":"`+idB+`"}`, ct.writer, nil)
-	if code != 503 || errorCode([]byte(body)) != httpx.CodeUpstreamUnavailable || hdr.Get("Retry-After") == "" ||
-		!strings.Contains(body, `"required":2`) {
-		t.Fatalf("PUT on the survivor: %d %s", code, body)
+	if rec, err := ct.local(last, "blog.example"); err != nil || rec.Version != 1 {
+		t.Fatalf("a refused write was applied: %+v %v", rec, err)
 	}
-	if rec, _ := ct.local("node-a", "blog.example"); rec.Version != 3 {
-		t.Fatalf("the refused write was committed: %+v", rec)
+	code, hdr, body = ct.do(last, "GET", "/names/blog.example", "", "", nil)
+	if code != 200 || record(t, body).Version != 1 || hdr.Get(indexapi.HeaderKnownLeader) != "false" {
+		t.Fatalf("local read without a quorum: %d %s %v", code, body, hdr)
 	}
-	if v := ct.metric("node-a", `ron_index_owner_writes_total{role="index",kind="name",result="failed"}`); v != 1 {
-		t.Fatalf("owner writes failed: %v", v)
-	}
-	for _, path := range []string{"/names/blog.example", "/resolve/blog.example", "/names/blog.example@2"} {
-		if code, _, body := ct.do("node-a", "GET", path, "", "", nil); code != 200 || !strings.Contains(body, "blog.example") {
-			t.Fatalf("GET %s on the survivor: %d %s", path, code, body)
-		}
-	}
-	if code, _, body := ct.do("node-a", "GET", "/names/other.example", "", "", nil); code != 404 {
-		t.Fatalf("unknown name on the survivor: %d %s", code, body)
+	if code, _, body := ct.do(last, "GET", "/names/blog.example?consistent=1", "", "", nil); code != 503 ||
+		errorCode([]byte(body)) != httpx.CodeNoQuorum {
+		t.Fatalf("linearizable read without a quorum: %d %s", code, body)
 	}
 }
 
-// TestClusterPrimaryUnreachable: a forward to a primary that does not
-// answer is a 503 upstream_unavailable with Retry-After (docs/cluster.md
-// §6), never a local write.
-func TestClusterPrimaryUnreachable(t *testing.T) {
-	ct := newCTest(t, 3, "node-a", "node-b", "node-c", "node-d")
-	ct.nodes["node-b"].down.Store(true)
-	code, hdr, body := ct.do("node-a", "PUT", "/names/blog.example", `{"b3":"`+idA+`"}`, ct.writer, nil)
-	if code != 503 || errorCode([]byte(body)) != httpx.CodeUpstreamUnavailable || hdr.Get("Retry-After") == "" {
-		t.Fatalf("PUT with the primary down: %d %s", code, body)
-	}
-	if _, err := ct.nodes["node-a"].h.doSet(context.Background(), "blog.example", mustID(t, idA), indexapi.Cond{}); httpx.AsError(err).Status != 503 {
-		t.Fatalf("LocalClient write with the primary down: %v", err)
+// TestClusterLeaderUnreachable: a write forwarded to a leader whose index
+// does not answer is 503 no_quorum with Retry-After (its outcome unknown),
+// never a local write.
+func TestClusterLeaderUnreachable(t *testing.T) {
+	ct := newCTest(t, 3, "node-a", "node-b", "node-c")
+	leader, via := ct.leader(), ct.follower()
+	ct.nodes[leader].down.Store(true)
+	code, hdr, body := ct.do(via, "PUT", "/names/blog.example", `{"b3":"`+idA+`"}`, ct.writer, nil)
+	if code != 503 || errorCode([]byte(body)) != httpx.CodeNoQuorum || hdr.Get("Retry-After") == "" ||
+		!strings.Contains(body, "outcome is unknown") {
+		t.Fatalf("PUT with the leader's index down: %d %s", code, body)
 	}
 	for _, id := range ct.ids {
 		if _, err := ct.local(id, "blog.example"); !errors.Is(err, indexdb.ErrNotFound) {
 			t.Fatalf("%s stored the name: %v", id, err)
 		}
+	}
+}
+
+// TestClusterConsistentRead: ?consistent=1 on a follower is answered by the
+// leader (after its barrier), so it sees every acknowledged write even
+// when the follower has not applied it; on the leader it is answered
+// there. A follower's cached answers are dropped as the log applies.
+func TestClusterConsistentRead(t *testing.T) {
+	ct := newCTest(t, 3, "node-a", "node-b", "node-c")
+	leader, via := ct.leader(), ct.follower()
+	if code, body := ct.put(leader, "blog.example", idA, nil); code != 200 {
+		t.Fatalf("PUT: %d %s", code, body)
+	}
+	ct.waitApplied("blog.example", 1)
+	if code, _, body := ct.do(via, "GET", "/resolve/blog.example", "", "", nil); code != 200 || !strings.Contains(body, `"name_version":1`) {
+		t.Fatalf("resolve on %s: %d %s", via, code, body)
+	}
+	if code, body := ct.put(leader, "blog.example", idB, nil); code != 200 || record(t, body).Version != 2 {
+		t.Fatalf("second PUT: %d %s", code, body)
+	}
+	before := ct.nodes[leader].count("GET /names/blog.example")
+	code, _, body := ct.do(via, "GET", "/names/blog.example?consistent=1", "", "", nil)
+	if code != 200 || record(t, body).Version != 2 || ct.nodes[leader].count("GET /names/blog.example") != before+1 {
+		t.Fatalf("linearizable read on a follower: %d %s", code, body)
+	}
+	if code, _, body := ct.do(leader, "GET", "/names/blog.example/versions?consistent=1", "", "", nil); code != 200 ||
+		!strings.Contains(body, `"versions":[{"version":2`) {
+		t.Fatalf("linearizable history on the leader: %d %s", code, body)
+	}
+	ct.waitApplied("blog.example", 2)
+	code, _, body = ct.do(via, "GET", "/resolve/blog.example", "", "", nil)
+	if code != 200 || !strings.Contains(body, `"name_version":2`) {
+		t.Fatalf("resolve on %s after the log applied version 2: %d %s", via, code, body)
+	}
+	if code, hdr, body := ct.do(via, "GET", "/names/blog.example", "", "", map[string]string{"Accept": "application/json"}); code != http.StatusOK ||
+		hdr.Get(indexapi.HeaderLastContact) == "" {
+		t.Fatalf("local read: %d %s", code, body)
 	}
 }

@@ -8,12 +8,14 @@ import (
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/consensus"
+	"github.com/ronhq/ron/runtime/consensus/consensustest"
 )
 
 // TestRoleClusterMode runs three index roles in cluster mode over a
-// cluster.Static membership: writes go through the primary, every node
-// reads, the status shows the ownership, reloads keep cluster mode, and
-// the anti-entropy worker stops with the role.
+// cluster.Static membership and one control-plane group: a write through
+// any node is applied on every node, every node resolves it, the status
+// shows the ownership, and reloads keep cluster mode.
 func TestRoleClusterMode(t *testing.T) {
 	ids := []string{"node-a", "node-b", "node-c"}
 	keys, err := auth.GenerateKeyring()
@@ -23,6 +25,7 @@ func TestRoleClusterMode(t *testing.T) {
 	nodeTok := auth.TokenSource(keys, cluster.NodeScopes(false)...)
 	roles := map[string]*liveRole{}
 	statics := map[string]*cluster.Static{}
+	var planes []*consensus.Plane
 	for _, id := range ids {
 		opt := roleOptions(t, roleTestConfig())
 		opt.Keys = keys
@@ -30,8 +33,11 @@ func TestRoleClusterMode(t *testing.T) {
 		statics[id] = cluster.NewStatic(cluster.NewView(id, nil, time.Time{}))
 		opt.Cluster, opt.Node.ID, opt.Node.Token = statics[id], id, nodeTok
 		opt.ClusterConfig = cluster.DefaultConfig()
+		opt.Plane, opt.Fatal = consensus.NewPlane(), func(err error) { t.Errorf("%s: fatal: %v", id, err) }
+		planes = append(planes, opt.Plane)
 		roles[id] = startLive(t, opt)
 	}
+	consensustest.Planes(t, ids, planes)
 	var ms []cluster.Member
 	for _, id := range ids {
 		ms = append(ms, cluster.Member{ID: id, Roles: []string{roleName, "storage"}, State: cluster.StateAlive,
@@ -46,11 +52,16 @@ func TestRoleClusterMode(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("PUT via node-a: %d %s", code, body)
 	}
+	consensustest.Eventually(t, "the write applied everywhere", func() bool {
+		for _, id := range ids {
+			if rec, err := roles[id].db.Get(t.Context(), "blog.example"); err != nil || rec.Version != 1 {
+				return false
+			}
+		}
+		return true
+	})
 	for _, id := range ids {
 		lr := roles[id]
-		if rec, err := lr.db.Get(t.Context(), "blog.example"); err != nil || rec.Version != 1 {
-			t.Fatalf("%s: %+v %v", id, rec, err)
-		}
 		if code, _, body := lr.call("GET", "/resolve/blog.example", "", ""); code != 200 || !strings.Contains(string(body), idA) {
 			t.Fatalf("resolve on %s: %d %s", id, code, body)
 		}
@@ -71,8 +82,7 @@ func TestRoleClusterMode(t *testing.T) {
 		t.Fatalf("PUT after reload: %d %s", code, body)
 	}
 	values := a.opt.Metrics.Values()
-	for _, s := range []string{`ron_index_owner_writes_total{role="index",kind="provider",result="failed"}`,
-		`ron_index_antientropy_records_total{role="index"}`} {
+	for _, s := range []string{`ron_index_owner_writes_total{role="index",kind="provider",result="failed"}`} {
 		if _, ok := values[s]; !ok {
 			t.Errorf("%s not exported", s)
 		}
@@ -82,8 +92,21 @@ func TestRoleClusterMode(t *testing.T) {
 func TestRoleClusterNeedsNodeToken(t *testing.T) {
 	opt := roleOptions(t, roleTestConfig())
 	opt.Cluster = cluster.NewStatic(cluster.NewView("node-a", nil, time.Time{}))
+	opt.Plane, opt.Fatal = consensus.NewPlane(), func(error) {}
 	r := New(opt)
 	if err := r.Start(t.Context()); err == nil || !strings.Contains(err.Error(), "node token") {
 		t.Fatalf("Start without a node token: %v", err)
+	}
+}
+
+// TestRoleClusterNeedsControlPlane: cluster mode without the node's plane
+// (names would have no log to go through) refuses to start.
+func TestRoleClusterNeedsControlPlane(t *testing.T) {
+	opt := roleOptions(t, roleTestConfig())
+	opt.Cluster = cluster.NewStatic(cluster.NewView("node-a", nil, time.Time{}))
+	opt.Node.Token = auth.TokenSource(opt.Keys, cluster.NodeScopes(false)...)
+	r := New(opt)
+	if err := r.Start(t.Context()); err == nil || !strings.Contains(err.Error(), "control plane") {
+		t.Fatalf("Start without a control plane: %v", err)
 	}
 }

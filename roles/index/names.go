@@ -15,7 +15,6 @@ import (
 	"github.com/ronhq/ron/httpx/ranges"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
-	"github.com/ronhq/ron/roles/index/ownership"
 	"github.com/ronhq/ron/roles/index/replication"
 	"github.com/ronhq/ron/store"
 )
@@ -132,7 +131,7 @@ func singleHeader(r *http.Request, name string) (v string, ok bool, err error) {
 // of its errors onto the envelope.
 
 // doSet sets name to target under cond, counting the write. In cluster
-// mode the write goes through the name's primary (clusterWrite).
+// mode the write goes through the control-plane log (clusterWrite).
 func (h *Handlers) doSet(ctx context.Context, name string, target store.ID, cond indexapi.Cond) (indexdb.Record, error) {
 	if h.cl != nil {
 		return h.clusterWrite(ctx, replication.NameWrite{Name: name, Target: target, Cond: cond}, false, "").Result()
@@ -188,23 +187,16 @@ func (h *Handlers) doGetVersion(ctx context.Context, key string) (indexdb.Record
 
 // doHistory returns the kept versions of name, newest first.
 func (h *Handlers) doHistory(ctx context.Context, name string) (indexapi.NameHistory, error) {
-	return h.historyOf(ctx, name, false)
+	return h.historyOf(ctx, name)
 }
 
-// historyOf is doHistory; localOnly (?local=1) reads this node's store
-// only. In cluster mode a node that does not own the name, or an owner
-// that lacks it, asks the other index members (ownership.Peers.History).
-func (h *Handlers) historyOf(ctx context.Context, name string, localOnly bool) (indexapi.NameHistory, error) {
+// historyOf is doHistory, read from this node's store (in cluster mode
+// every index node applies the whole name log).
+func (h *Handlers) historyOf(ctx context.Context, name string) (indexapi.NameHistory, error) {
 	if err := indexapi.CheckName(name); err != nil {
 		return indexapi.NameHistory{}, err
 	}
-	if h.cl != nil && !localOnly && !h.cl.peers.Ownership().Owns(ownership.NameKey(name)) {
-		return h.peerHistory(ctx, name)
-	}
 	recs, err := h.db.History(ctx, name)
-	if err != nil && h.cl != nil && !localOnly && errors.Is(err, indexdb.ErrNotFound) {
-		return h.peerHistory(ctx, name)
-	}
 	if err != nil {
 		return indexapi.NameHistory{}, dbError(err)
 	}
@@ -221,7 +213,7 @@ func (h *Handlers) historyOf(ctx context.Context, name string, localOnly bool) (
 }
 
 // doDelete writes a tombstone version of name under cond, counting the
-// write. In cluster mode the write goes through the name's primary.
+// write. In cluster mode the write goes through the control-plane log.
 func (h *Handlers) doDelete(ctx context.Context, name string, cond indexapi.Cond) (indexapi.NameDeletion, error) {
 	if h.cl != nil {
 		rec, err := h.clusterWrite(ctx, replication.NameWrite{Name: name, Delete: true, Cond: cond}, false, "").Result()
@@ -348,6 +340,9 @@ func (h *Handlers) getName(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if relayed, err := h.nameRead(c); relayed || err != nil {
+		return err
+	}
 	rec, err := h.lookupName(c.Request().Context(), key, requestOpts(c))
 	if err != nil {
 		return err
@@ -383,7 +378,10 @@ func (h *Handlers) nameHistory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := h.historyOf(c.Request().Context(), name, c.QueryParam("local") == "1")
+	if relayed, err := h.nameRead(c); relayed || err != nil {
+		return err
+	}
+	out, err := h.historyOf(c.Request().Context(), name)
 	if err != nil {
 		return err
 	}

@@ -251,20 +251,14 @@ func (h *Handlers) resolve(ctx context.Context, key string, o resolveOpts) (reso
 	return resolved{ResolveAnswer: a}, nil
 }
 
-// resolveName finds key (name or name@version) locally, then at peers. A
-// local tombstone or pruned version is an authoritative 404. In cluster
-// mode only an owner of the name (or a ?local=1 leg) reads its own store
-// first; other nodes ask the owners (docs/cluster.md §6).
+// resolveName finds key (name or name@version) locally, then (static mode)
+// at peers. A local tombstone or pruned version is an authoritative 404.
+// In cluster mode every index node applies the whole name log, so the
+// local answer is the answer (docs/cluster.md §14).
 func (h *Handlers) resolveName(ctx context.Context, key string, o resolveOpts) (indexapi.NameRecord, bool, error) {
-	miss := error(errResolveNotFound("name not found"))
-	if o.localOnly || h.readsNameLocally(key) {
-		rec, final, err := h.localName(ctx, key)
-		if final {
-			return rec, false, err
-		}
-		miss = err
-	} else if _, err := ownership.NameOf(key); err != nil {
-		return indexapi.NameRecord{}, false, err
+	rec, final, miss := h.localName(ctx, key)
+	if final || o.localOnly || h.cl != nil {
+		return rec, false, miss
 	}
 	peers := o.peers()
 	if peers == nil {
@@ -375,17 +369,6 @@ func (h *Handlers) localName(ctx context.Context, key string) (rec indexapi.Name
 	}
 	_, hasReason := he.Details["reason"] // deleted or pruned here
 	return indexapi.NameRecord{}, hasReason, err
-}
-
-// readsNameLocally reports whether this node answers key from its own
-// store first: always in static mode, only as an owner of the name in
-// cluster mode (a malformed key too, so that it is rejected there).
-func (h *Handlers) readsNameLocally(key string) bool {
-	if h.cl == nil {
-		return true
-	}
-	name, err := ownership.NameOf(key)
-	return err != nil || h.cl.peers.Ownership().Owns(ownership.NameKey(name))
 }
 
 // preferRegion orders a peer's provider list for this caller: records in

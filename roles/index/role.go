@@ -17,8 +17,10 @@ import (
 	"github.com/ronhq/ron/roles/index/cache"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/roles/index/namelog"
 	"github.com/ronhq/ron/roles/index/ownership"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/consensus"
 	"github.com/ronhq/ron/runtime/module"
 	"github.com/ronhq/ron/store/kv"
 	"github.com/ronhq/ron/store/kv/bolt"
@@ -40,11 +42,13 @@ type Options struct {
 	Config Config
 	// Env is the node's shared environment (runtime/module): bbolt at
 	// <DataDir>/index/index.db (amnesia: memory KV); Node.Zone is the
-	// region sorted first. In cluster mode (Cluster set, docs/cluster.md
-	// §6) names and provider records are owned by index members and
-	// index.peers is ignored; ClusterConfig's index_replicas and
-	// index_sync_interval apply, Node.ID names this node ("" = the view's
-	// Self) and Node.Token mints the bearer of node-to-node calls.
+	// region sorted first. In cluster mode (Cluster set) names go through
+	// the control-plane log (Plane, required; docs/cluster.md §14),
+	// provider records are owned by index members (docs/cluster.md §6) and
+	// index.peers is ignored; ClusterConfig's index_replicas applies,
+	// Node.ID names this node ("" = the view's Self), Node.Token mints the
+	// bearer of node-to-node calls and Fatal stops the node when the names
+	// log can no longer be applied.
 	module.Env
 }
 
@@ -65,12 +69,13 @@ type Role struct {
 
 	peers  atomic.Pointer[HedgedPeers]
 	cpeers *ownership.Peers // cluster mode's peers; nil in static mode
-	// syncInterval is index_sync_interval in ns (ApplyCluster changes it live).
-	syncInterval atomic.Int64
-	setup        peerSetup // guarded by applyMu
-	built        bool      // setup was built once; guarded by applyMu
-	stopped      bool      // Stop closed the peers; guarded by applyMu
-	moves        *runtime.Queue[breakerMove]
+	// names is the names log's state machine over db, set when the store
+	// opens (cluster mode; the control plane opens after the role started).
+	nameLog atomic.Pointer[namelog.FSM]
+	setup   peerSetup // guarded by applyMu
+	built   bool      // setup was built once; guarded by applyMu
+	stopped bool      // Stop closed the peers; guarded by applyMu
+	moves   *runtime.Queue[breakerMove]
 
 	open      atomic.Bool  // the store is open
 	lastProbe atomic.Int64 // unix ns of the last good probe; 0 = none or failed
@@ -85,6 +90,9 @@ func New(opt Options) *Role {
 	}
 	r := &Role{opt: opt, met: roleMetrics{opt.Metrics}}
 	r.Base = rolebase.New(roleName, opt.Config, &opt.Env, func(c Config) string { return c.Listen })
+	if opt.Cluster != nil && opt.Plane != nil {
+		opt.Plane.Register(consensus.KindNames, namesMachine{r})
+	}
 	// Every key but listen reloads live; the role runs from Start (its handlers exist) until
 	// Stop closed its peers. ApplyMu also serialises peer rebuilds.
 	r.OnReload(runtime.Reconfig[Config]{Validate: Config.Validate, RestartOnly: Config.restartOnly,
@@ -116,6 +124,9 @@ func (r *Role) Start(ctx context.Context) error {
 	}
 	if r.opt.Cluster != nil && r.opt.Node.Token == nil {
 		return errors.New("index: cluster mode needs a node token (Options.NodeToken)")
+	}
+	if r.opt.Cluster != nil && (r.opt.Plane == nil || r.opt.Fatal == nil) {
+		return errors.New("index: cluster mode needs the control plane (Options.Plane, Options.Fatal)")
 	}
 	if err := r.openStore(ctx, *cfg); err != nil {
 		return err
@@ -286,9 +297,6 @@ func (r *Role) Run(ctx context.Context) error {
 	r.Tasks.Go("probe", r.probeLoop)
 	r.Tasks.Go("janitor", r.janitorLoop)
 	r.Tasks.Go("breaker-log", r.logMoves)
-	if r.cpeers != nil {
-		r.Tasks.Go(taskAntiEntropy, r.antiEntropyTask())
-	}
 	return r.Serve(ctx)
 }
 

@@ -1,32 +1,28 @@
 package index
 
 import (
-	"context"
-	"fmt"
-	"time"
+	"io"
 
+	"github.com/hashicorp/raft"
+
+	"github.com/ronhq/ron/roles/index/namelog"
 	"github.com/ronhq/ron/roles/index/ownership"
-	"github.com/ronhq/ron/roles/index/replication"
 	"github.com/ronhq/ron/runtime/cluster"
 )
 
-// taskAntiEntropy is the anti-entropy worker's name (docs/cluster.md §6).
-const taskAntiEntropy = "index_antientropy"
-
-// clusterConfig is Options.ClusterConfig with zero index keys defaulted.
+// clusterConfig is Options.ClusterConfig with a zero index_replicas
+// defaulted.
 func (r *Role) clusterConfig() cluster.Config {
-	cc, def := r.opt.ClusterConfig, cluster.DefaultConfig()
+	cc := r.opt.ClusterConfig
 	if cc.IndexReplicas <= 0 {
-		cc.IndexReplicas = def.IndexReplicas
-	}
-	if cc.IndexSyncInterval <= 0 {
-		cc.IndexSyncInterval = def.IndexSyncInterval
+		cc.IndexReplicas = cluster.DefaultConfig().IndexReplicas
 	}
 	return cc
 }
 
-// enableCluster builds the cluster peers from cfg's lookup and breaker keys
-// and switches the handlers to cluster mode (before they are mounted).
+// enableCluster builds the cluster peers from cfg's lookup and breaker
+// keys, the names log's state machine over the open store, and switches
+// the handlers to cluster mode (before they are mounted).
 func (r *Role) enableCluster(cfg Config) {
 	ps, _ := newPeerSetup(cfg, "", r.opt.Metrics)
 	bo := ps.bo
@@ -34,8 +30,34 @@ func (r *Role) enableCluster(cfg Config) {
 	r.cpeers = ownership.NewPeers(ownership.PeerOptions{Membership: r.opt.Cluster, Self: r.opt.Node.ID,
 		Replicas: r.clusterConfig().IndexReplicas, Lookup: ps.hedge, Breaker: bo, Token: r.opt.Node.Token,
 		Metrics: r.opt.Metrics})
-	r.h.enableCluster(r.cpeers, r.opt.Metrics)
+	r.nameLog.Store(r.h.enableCluster(r.cpeers, r.opt.Plane, r.opt.Fatal, r.opt.Metrics))
 }
+
+// namesMachine is the role's state machine of the names log as the node's
+// plane holds it from New on: it hands every call to the namelog.FSM over
+// the role's store. The node opens the control plane only after the role
+// started (the store is open) and closes it before the role stops.
+type namesMachine struct{ r *Role }
+
+var _ raft.FSM = namesMachine{}
+
+// fsm is the namelog.FSM; before the store opened it is a wiring bug.
+func (m namesMachine) fsm() *namelog.FSM {
+	f := m.r.nameLog.Load()
+	if f == nil {
+		panic("index: the names log was applied before the index store opened")
+	}
+	return f
+}
+
+// Apply implements raft.FSM.
+func (m namesMachine) Apply(l *raft.Log) any { return m.fsm().Apply(l) }
+
+// Snapshot implements raft.FSM.
+func (m namesMachine) Snapshot() (raft.FSMSnapshot, error) { return m.fsm().Snapshot() }
+
+// Restore implements raft.FSM.
+func (m namesMachine) Restore(rc io.ReadCloser) error { return m.fsm().Restore(rc) }
 
 // The cluster peers are the handlers' peer source in cluster mode.
 var _ PeerSource = (*ownership.Peers)(nil)
@@ -54,36 +76,6 @@ func (r *Role) reconfigureCluster(cfg Config) {
 	s := r.settings(cfg, nil)
 	s.Peers = r.cpeers
 	r.h.Reconfigure(s)
-}
-
-// antiEntropyTask is the worker index_antientropy.
-func (r *Role) antiEntropyTask() func(context.Context) error {
-	r.syncInterval.Store(int64(r.clusterConfig().IndexSyncInterval))
-	ae := replication.AntiEntropy{Interval: func() time.Duration { return time.Duration(r.syncInterval.Load()) },
-		Settle: replication.AntiEntropySettle, Membership: r.opt.Cluster, Pass: r.antiEntropyPass}
-	return ae.Run
-}
-
-// ApplyCluster hot-applies the [cluster] keys the index reads live:
-// index_sync_interval, from the pass after the current wait. Other index
-// keys (index_replicas) need a restart; the node refuses them before.
-func (r *Role) ApplyCluster(c cluster.Config) error {
-	if c.IndexSyncInterval <= 0 {
-		return fmt.Errorf("cluster.index_sync_interval: must be positive")
-	}
-	r.syncInterval.Store(int64(c.IndexSyncInterval))
-	return nil
-}
-
-// antiEntropyPass runs one pass and logs its outcome.
-func (r *Role) antiEntropyPass(ctx context.Context) {
-	pushed, dropped, err := r.h.cl.rep.AntiEntropyPass(ctx)
-	switch {
-	case err != nil && ctx.Err() == nil:
-		r.Log.Warn().Err(err).Int("pushed", pushed).Msg("index anti-entropy pass failed; the next pass retries")
-	case pushed > 0 || dropped > 0:
-		r.Log.Debug().Int("pushed", pushed).Int("dropped", dropped).Msg("index anti-entropy pass")
-	}
 }
 
 // clusterDetails is the "cluster" object of the role's status details.

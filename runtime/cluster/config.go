@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/ronhq/ron/runtime/config"
@@ -33,7 +34,11 @@ type Config struct {
 	DropExcess          bool          `koanf:"drop_excess" help:"delete confirmed excess copies"`
 	ReplicaStallTimeout time.Duration `koanf:"replica_stall_timeout" help:"synchronous copy: no progress for this long → next target"`
 	IndexReplicas       int           `koanf:"index_replicas" help:"index owners per key"`
-	IndexSyncInterval   time.Duration `koanf:"index_sync_interval" help:"index anti-entropy period"`
+	Server              bool          `koanf:"server" help:"a voter of the control plane (names, registry): give 3 or 5 nodes server = true"`
+	BootstrapExpect     int           `koanf:"bootstrap_expect" help:"servers that start the control plane together once gossip shows them all (0: wait to be added)"`
+	RaftListen          string        `koanf:"raft_listen" help:"control-plane (Raft) address; default: cluster.listen's host, its port + 1"`
+	RaftAdvertise       string        `koanf:"raft_advertise" help:"Raft address others use; default: cluster.advertise's host, raft_listen's port"`
+	ServerRemoveAfter   time.Duration `koanf:"server_remove_after" help:"absence before the leader removes a control-plane member (≥ 10s)"`
 }
 
 // Profiles are the memberlist timing presets.
@@ -60,7 +65,7 @@ func DefaultConfig() Config {
 		DropExcess:          true,
 		ReplicaStallTimeout: 5 * time.Second,
 		IndexReplicas:       3,
-		IndexSyncInterval:   5 * time.Minute,
+		ServerRemoveAfter:   10 * time.Minute,
 	}
 }
 
@@ -78,7 +83,7 @@ func ValidZone(z string) bool { return zoneSyntax.MatchString(z) }
 // Validate checks every key, also when cluster mode is off (a config file
 // stays valid when the mode is switched on).
 func (c Config) Validate() error {
-	checks := []func() error{c.checkIdentity, c.checkAddrs, c.checkRepair, c.checkIndex}
+	checks := []func() error{c.checkIdentity, c.checkAddrs, c.checkRepair, c.checkIndex, c.checkRaft}
 	for _, check := range checks {
 		if err := check(); err != nil {
 			return err
@@ -170,8 +175,6 @@ func (c Config) checkIndex() error {
 	switch {
 	case c.IndexReplicas < 1 || c.IndexReplicas > 7:
 		return keyErr("index_replicas", "%d is outside 1–7", c.IndexReplicas)
-	case c.IndexSyncInterval <= 0:
-		return keyErr("index_sync_interval", "must be positive")
 	}
 	return nil
 }
@@ -185,4 +188,82 @@ func NodeScopes(privateReads bool) []string {
 		s = append(s, "storage:read", "index:read")
 	}
 	return s
+}
+
+// checkRaft checks the control-plane keys (docs/cluster.md §14).
+func (c Config) checkRaft() error {
+	switch {
+	case c.BootstrapExpect < 0 || c.BootstrapExpect > 7:
+		return keyErr("bootstrap_expect", "%d is outside 0–7", c.BootstrapExpect)
+	case c.BootstrapExpect > 0 && !c.Server:
+		return keyErr("bootstrap_expect", "only a server bootstraps the control plane: set cluster.server = true")
+	case c.ServerRemoveAfter < 10*time.Second:
+		return keyErr("server_remove_after", "%s is below 10s", c.ServerRemoveAfter)
+	}
+	bind, err := c.RaftBind()
+	if err != nil {
+		return err
+	}
+	adv, err := c.RaftAdvertiseAddr()
+	if err != nil {
+		return err
+	}
+	host, _, _ := net.SplitHostPort(bind)
+	if ip := net.ParseIP(host); adv == "" && c.Enabled && (host == "" || (ip != nil && ip.IsUnspecified())) {
+		return keyErr("raft_advertise", "required when the Raft listener (%q) has an unspecified host", bind)
+	}
+	return nil
+}
+
+// RaftBind is the Raft listener's address: raft_listen (port 0: any free
+// port, gossiped once bound), else cluster.listen's host with its port + 1.
+func (c Config) RaftBind() (string, error) {
+	if c.RaftListen != "" {
+		if _, port, err := net.SplitHostPort(c.RaftListen); err == nil && port == "0" {
+			return c.RaftListen, nil
+		}
+		_, err := checkHostPort("raft_listen", c.RaftListen)
+		return c.RaftListen, err
+	}
+	return nextPort("listen", c.Listen)
+}
+
+// RaftAdvertiseAddr is the Raft address others dial: raft_advertise, else
+// cluster.advertise's host with the Raft listener's port, else "" (the
+// bound address).
+func (c Config) RaftAdvertiseAddr() (string, error) {
+	if c.RaftAdvertise != "" {
+		host, err := checkHostPort("raft_advertise", c.RaftAdvertise)
+		if ip := net.ParseIP(host); err == nil && (ip == nil || ip.IsUnspecified()) {
+			return "", keyErr("raft_advertise", "%q must be an IP address others can reach", c.RaftAdvertise)
+		}
+		return c.RaftAdvertise, err
+	}
+	if c.Advertise == "" {
+		return "", nil
+	}
+	bind, err := c.RaftBind()
+	if err != nil {
+		return "", err
+	}
+	_, port, _ := net.SplitHostPort(bind)
+	host, _, _ := net.SplitHostPort(c.Advertise)
+	if port == "0" {
+		return "", nil
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// nextPort is addr (the value of key) with its port + 1; port 0 stays 0.
+func nextPort(key, addr string) (string, error) {
+	host, err := checkHostPort(key, addr)
+	if err != nil {
+		return "", err
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	p, _ := net.LookupPort("tcp", port)
+	if p >= 65535 {
+		return "", keyErr("raft_listen", "needed: cluster.listen's port %d has no next port", p)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(p+1)), nil
 }

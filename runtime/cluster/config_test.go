@@ -45,7 +45,16 @@ func TestConfigValidateRejects(t *testing.T) {
 		{"repair_queue", func(c *Config) { c.RepairQueue = 0 }, "repair_queue"},
 		{"replica_stall_timeout", func(c *Config) { c.ReplicaStallTimeout = 0 }, "replica_stall_timeout"},
 		{"index_replicas", func(c *Config) { c.IndexReplicas = 8 }, "index_replicas"},
-		{"index_sync_interval", func(c *Config) { c.IndexSyncInterval = -time.Second }, "index_sync_interval"},
+		{"bootstrap_expect range", func(c *Config) { c.Server, c.BootstrapExpect = true, 8 }, "bootstrap_expect"},
+		{"bootstrap_expect negative", func(c *Config) { c.Server, c.BootstrapExpect = true, -1 }, "bootstrap_expect"},
+		{"bootstrap_expect without server", func(c *Config) { c.BootstrapExpect = 3 }, "bootstrap_expect"},
+		{"server_remove_after", func(c *Config) { c.ServerRemoveAfter = 9 * time.Second }, "server_remove_after"},
+		{"raft_listen", func(c *Config) { c.RaftListen = "127.0.0.1" }, "raft_listen"},
+		{"raft_listen port", func(c *Config) { c.RaftListen = "127.0.0.1:70000" }, "raft_listen"},
+		{"no next port for raft", func(c *Config) { c.Listen = "127.0.0.1:65535" }, "raft_listen"},
+		{"raft_advertise not an IP", func(c *Config) { c.RaftAdvertise = "host:7947" }, "raft_advertise"},
+		{"raft_advertise unspecified", func(c *Config) { c.RaftAdvertise = "[::]:7947" }, "raft_advertise"},
+		{"unspecified raft listener without advertise", func(c *Config) { c.Enabled, c.RaftListen = true, "0.0.0.0:7947" }, "raft_advertise"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,6 +74,35 @@ func TestConfigValidateAccepts(t *testing.T) {
 	c.Join, c.Zone, c.NodeID = []string{"10.0.0.2:7946", "seed.example:7946"}, "eu-1", "node-a"
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRaftAddresses: the Raft listener defaults to cluster.listen's host
+// with the next port, and its advertised address to cluster.advertise's
+// host with that port; explicit keys win; port 0 means any free port (the
+// bound address is gossiped).
+func TestRaftAddresses(t *testing.T) {
+	cases := []struct {
+		name      string
+		edit      func(*Config)
+		bind, adv string
+	}{
+		{"defaults", func(*Config) {}, "127.0.0.1:7947", ""},
+		{"from advertise", func(c *Config) { c.Listen, c.Advertise = "0.0.0.0:8000", "10.0.0.1:8000" }, "0.0.0.0:8001", "10.0.0.1:8001"},
+		{"explicit", func(c *Config) { c.RaftListen, c.RaftAdvertise = "0.0.0.0:9000", "10.0.0.2:9100" }, "0.0.0.0:9000", "10.0.0.2:9100"},
+		{"any port", func(c *Config) { c.RaftListen, c.Advertise = "127.0.0.1:0", "10.0.0.1:7946" }, "127.0.0.1:0", ""},
+	}
+	for _, tc := range cases {
+		c := DefaultConfig()
+		tc.edit(&c)
+		if err := c.Validate(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		bind, _ := c.RaftBind()
+		adv, _ := c.RaftAdvertiseAddr()
+		if bind != tc.bind || adv != tc.adv {
+			t.Errorf("%s: bind %q advertise %q, want %q %q", tc.name, bind, adv, tc.bind, tc.adv)
+		}
 	}
 }
 

@@ -18,13 +18,25 @@ const MetaVersion = 1
 const MaxMetaSize = 512
 
 // Meta is a node's gossip metadata (memberlist NodeMeta, docs/cluster.md
-// §2): its id, enabled roles, each role's advertised base URL and its zone.
+// §2): its id, enabled roles, each role's advertised base URL, its zone
+// and, on a member of the control-plane group, its Raft part.
 type Meta struct {
 	V     int               `json:"v"`
 	ID    string            `json:"id"`
 	Roles []string          `json:"roles"`
 	URLs  map[string]string `json:"urls"`
 	Zone  string            `json:"zone"`
+	Raft  *RaftMeta         `json:"raft,omitempty"`
+}
+
+// RaftMeta is a control-plane member's part of its metadata
+// (docs/cluster.md §14): the address of its Raft transport, whether it is
+// a server (a voter) and whether it holds Raft state (the bootstrap rule
+// counts only servers without).
+type RaftMeta struct {
+	Addr     string `json:"addr"`
+	Server   bool   `json:"server,omitempty"`
+	HasState bool   `json:"state,omitempty"`
 }
 
 // errMetaVersion marks metadata of a version this build does not read.
@@ -89,6 +101,8 @@ func (m Meta) check() error {
 		return fmt.Errorf("cluster metadata: zone %q must match [A-Za-z0-9._-]{0,64}", m.Zone)
 	case slices.Contains(m.Roles, ""):
 		return errors.New("cluster metadata: empty role name")
+	case m.Raft != nil && m.Raft.Addr == "":
+		return errors.New("cluster metadata: raft part without an address")
 	}
 	return nil
 }
@@ -114,12 +128,20 @@ func (m Meta) member(state State, since time.Time) Member {
 	for role, u := range m.URLs {
 		urls[role] = strings.TrimRight(u, "/")
 	}
-	return Member{ID: m.ID, Roles: slices.Clone(m.Roles), URLs: urls, Zone: m.Zone, State: state, Since: since}
+	mb := Member{ID: m.ID, Roles: slices.Clone(m.Roles), URLs: urls, Zone: m.Zone, State: state, Since: since}
+	if m.Raft != nil {
+		mb.Raft = *m.Raft
+	}
+	return mb
 }
 
 // clone returns a deep copy of m.
 func (m Meta) clone() Meta {
 	m.Roles = slices.Clone(m.Roles)
 	m.URLs = maps.Clone(m.URLs)
+	if m.Raft != nil {
+		r := *m.Raft
+		m.Raft = &r
+	}
 	return m
 }

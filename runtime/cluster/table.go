@@ -168,6 +168,6 @@ func (t *table) unlisted(id string, e *entry) {
 func sameMembers(a, b []Member) bool {
 	return slices.EqualFunc(a, b, func(x, y Member) bool {
 		return x.ID == y.ID && x.State == y.State && x.Since.Equal(y.Since) && x.Zone == y.Zone &&
-			slices.Equal(x.Roles, y.Roles) && maps.Equal(x.URLs, y.URLs)
+			slices.Equal(x.Roles, y.Roles) && maps.Equal(x.URLs, y.URLs) && x.Raft == y.Raft
 	})
 }

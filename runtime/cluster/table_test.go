@@ -244,6 +244,9 @@ func TestSameMembers(t *testing.T) {
 		func(m *Member) { m.Zone = "y" },
 		func(m *Member) { m.State = StateDead },
 		func(m *Member) { m.Since = testEpoch.Add(1) },
+		func(m *Member) { m.Raft = RaftMeta{Addr: "10.0.0.1:7947"} },
+		func(m *Member) { m.Raft = RaftMeta{Addr: "10.0.0.1:7947", Server: true} },
+		func(m *Member) { m.Raft = RaftMeta{Addr: "10.0.0.1:7947", HasState: true} },
 	}
 	if !sameMembers([]Member{base}, []Member{base}) {
 		t.Fatal("equal lists differ")

@@ -28,6 +28,9 @@ type Member struct {
 	Zone  string
 	State State
 	Since time.Time // when it entered State
+	// Raft is the member's control-plane part; zero (no address) when it
+	// takes no part in the control-plane group.
+	Raft RaftMeta
 }
 
 // HasRole reports whether the member runs role.

@@ -2,21 +2,26 @@ package consensus
 
 import (
 	"context"
+	"time"
 
 	"github.com/hashicorp/raft"
 )
 
+// leaderPoll is how often awaitLeader looks for a leader.
+const leaderPoll = 10 * time.Millisecond
+
 // Apply appends cmd to the log and returns the state machine's response
 // (what its Apply returned for this entry) once the entry is committed on a
 // majority and applied on this node; only then is a write acknowledged.
-// On a server that is not the leader it fails at once, with
+// While no leader is known it first waits for one (at most the profile's
+// election bound); on a server that is not the leader it then fails, with
 // *NotLeaderError when a leader is known, else ErrNoQuorum. On a leader
 // that loses its majority meanwhile it fails with ErrUnknownOutcome (Raft
 // steps down within the leader lease, so Apply returns within about the
 // leader lease after ctx's deadline at worst). ctx bounds the wait to
 // enqueue the entry (ErrNoQuorum when it passes).
 func (g *Group) Apply(ctx context.Context, cmd []byte) (any, error) {
-	if err := ctx.Err(); err != nil {
+	if err := g.awaitLeader(ctx); err != nil {
 		return nil, err
 	}
 	f := g.r.Apply(cmd, remaining(ctx, g.opt.Profile.bound()))
@@ -26,13 +31,41 @@ func (g *Group) Apply(ctx context.Context, cmd []byte) (any, error) {
 	return f.Response(), nil
 }
 
+// awaitLeader waits, while no leader is known, until one is (an election
+// in progress, or a follower that has not heard the new leader yet), at
+// most the profile's election bound and ctx's deadline; a write then goes
+// to the leader instead of failing at once. Without a leader by then the
+// write fails as before (ErrNoQuorum). It fails only with ctx's error.
+func (g *Group) awaitLeader(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if id, _ := g.Leader(); id != "" {
+		return nil
+	}
+	wait, cancel := context.WithTimeout(ctx, g.opt.Profile.bound())
+	defer cancel()
+	tick := time.NewTicker(leaderPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-wait.Done():
+			return ctx.Err()
+		case <-tick.C:
+			if id, _ := g.Leader(); id != "" {
+				return nil
+			}
+		}
+	}
+}
+
 // Barrier makes a following local read linearizable: it returns once this
 // node, as leader, has committed a no-op entry and applied every entry
 // before it, so the state machine holds every write acknowledged before the
 // call. It costs one log append on a majority. On a follower it fails like
 // Apply.
 func (g *Group) Barrier(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
+	if err := g.awaitLeader(ctx); err != nil {
 		return err
 	}
 	return g.mapErr(g.r.Barrier(remaining(ctx, g.opt.Profile.bound())).Error())

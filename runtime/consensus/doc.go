@@ -6,5 +6,8 @@
 // and acknowledges one only after it is committed on a majority and applied
 // here; without a leader, or on a node that is not the leader, it refuses
 // with ErrNoQuorum or a *NotLeaderError, never an acknowledgement.
-// Bootstrap follows the bootstrap_expect rule (BootstrapSet). The roles do not use it yet: names and the registry move onto it in the next steps of the control-plane work.
+// Bootstrap follows the bootstrap_expect rule (BootstrapSet). A node's
+// Plane holds the state machines of its roles (one Mux, entries told apart
+// by their first byte, Kind) and the group they propose through; the index
+// role's names are the first machine (roles/index/namelog).
 package consensus

@@ -131,9 +131,19 @@ func (g *Group) closeStores() {
 	}
 }
 
-// logger is an hclog logger writing into opt.Log at Raft's info level.
+// logger is an hclog logger writing into opt.Log at opt.Log's level (Raft
+// logs at info and above only).
 func (g *Group) logger(name string) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Name: name, Level: hclog.Info,
+	level := hclog.Info
+	switch g.opt.Log.GetLevel() {
+	case zerolog.WarnLevel:
+		level = hclog.Warn
+	case zerolog.ErrorLevel, zerolog.FatalLevel, zerolog.PanicLevel:
+		level = hclog.Error
+	case zerolog.Disabled:
+		level = hclog.Off
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: name, Level: level, DisableTime: true,
 		Output: g.opt.Log.With().Str("component", "raft").Logger()})
 }
 
@@ -204,4 +214,16 @@ func remaining(ctx context.Context, max time.Duration) time.Duration {
 		return min(time.Until(dl), max)
 	}
 	return max
+}
+
+// Freshness reports this node's freshness (see Plane.Freshness).
+func (g *Group) Freshness() Freshness {
+	id, _ := g.Leader()
+	f := Freshness{Applied: g.r.AppliedIndex(), KnownLeader: id != "", Leader: g.r.State() == raft.Leader}
+	if !f.Leader {
+		if lc := g.r.LastContact(); !lc.IsZero() {
+			f.LastContact = time.Since(lc)
+		}
+	}
+	return f
 }

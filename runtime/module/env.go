@@ -10,6 +10,7 @@ import (
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/consensus"
 )
 
 // Env is the shared environment every module of a node is built from: one
@@ -35,6 +36,16 @@ type Env struct {
 	// LiveCluster returns the one in force (reloads included).
 	ClusterConfig cluster.Config
 	LiveCluster   func() cluster.Config
+	// Plane is the node's handle on the control-plane group
+	// (docs/cluster.md §14): a role registers its replicated state machine
+	// in it while it is built and proposes writes through it. nil when the
+	// node takes no part in the group (cluster mode off, or a node running
+	// neither index nor registry that is not a server).
+	Plane *consensus.Plane
+	// Fatal stops the node because a module cannot go on safely (its
+	// replicated state could no longer follow the log); the process exits
+	// with err once the shutdown sequence ends.
+	Fatal func(err error)
 
 	built map[string]runtime.Role
 }

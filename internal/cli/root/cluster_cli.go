@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/ronhq/ron/internal/cli"
 	"github.com/ronhq/ron/internal/node"
 	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/controlplane"
 )
 
 // clusterCallTimeout bounds one `ron cluster …` call (placement asks every
@@ -26,7 +28,7 @@ type clusterFlags struct {
 }
 
 func (a *app) clusterCommand() *cobra.Command {
-	c := &cobra.Command{Use: "cluster", Short: "Cluster membership and object placement (asks the admin listener)"}
+	c := &cobra.Command{Use: "cluster", Short: "Cluster membership, object placement and the control-plane servers (asks the admin listener)"}
 	var f clusterFlags
 	c.PersistentFlags().StringVar(&f.admin, "admin", "", "admin listener HOST:PORT (default: the configured admin.listen)")
 	c.PersistentFlags().StringVar(&f.token, "token", "", "admin token for a non-loopback admin listener (default $RON_TOKEN, else minted from the local root key)")
@@ -57,8 +59,74 @@ func (a *app) clusterCommand() *cobra.Command {
 			return f.print(cmd.OutOrStdout(), raw, func(w io.Writer) { printPlacement(w, args[0], p) })
 		},
 	}
-	c.AddCommand(members, placement)
+	c.AddCommand(members, placement, a.serversCommand(&f))
 	return c
+}
+
+// serversCommand is `ron cluster servers [add ID ADDR [--non-voter] | remove
+// ID]` (docs/cluster.md §14): the control plane's configuration, and
+// changes to it on the leader.
+func (a *app) serversCommand(f *clusterFlags) *cobra.Command {
+	show := func(cmd *cobra.Command, method, path string, in any) error {
+		var st controlplane.Status
+		raw, err := a.clusterCall(cmd.Context(), f, method, path, in, &st)
+		if err != nil {
+			return err
+		}
+		return f.print(cmd.OutOrStdout(), raw, func(w io.Writer) { printServers(w, &st) })
+	}
+	servers := &cobra.Command{
+		Use:   "servers",
+		Short: "List the control-plane servers: id, Raft address, vote, leader, gossip state",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return show(cmd, http.MethodGet, "/api/v1/cluster/servers", nil)
+		},
+	}
+	var nonVoter bool
+	add := &cobra.Command{
+		Use:   "add ID RAFT-ADDR",
+		Short: "Add (or update) a server by hand; run against the leader's admin listener",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			body := map[string]any{"id": args[0], "addr": args[1], "voter": !nonVoter}
+			return show(cmd, http.MethodPost, "/api/v1/cluster/servers", body)
+		},
+	}
+	add.Flags().BoolVar(&nonVoter, "non-voter", false, "add it as a non-voter (replicates the log, does not vote)")
+	remove := &cobra.Command{
+		Use:   "remove ID",
+		Short: "Remove a server from the configuration; run against the leader's admin listener",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return show(cmd, http.MethodDelete, "/api/v1/cluster/servers/"+url.PathEscape(args[0]), nil)
+		},
+	}
+	servers.AddCommand(add, remove)
+	return servers
+}
+
+// printServers renders `ron cluster servers`.
+func printServers(w io.Writer, st *controlplane.Status) {
+	leader := st.Leader
+	if leader == "" {
+		leader = "(none)"
+	}
+	fmt.Fprintf(w, "node %s  state %s  leader %s  applied %d\n", st.ID, st.State, leader, st.AppliedIndex)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tADDRESS\tVOTER\tLEADER\tGOSSIP")
+	for _, s := range st.Servers {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, s.Addr, yesNo(s.Voter), yesNo(s.Leader), s.Gossip)
+	}
+	_ = tw.Flush()
+}
+
+// yesNo renders a flag as a table cell.
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 // print writes raw (json) or the text rendering.
@@ -75,6 +143,11 @@ func (f *clusterFlags) print(w io.Writer, raw []byte, text func(io.Writer)) erro
 // out (cli.AdminCall: unreachable exits 2; an error answer, e.g. cluster
 // mode off: 404, exits 1 with the envelope's message).
 func (a *app) clusterGet(ctx context.Context, f *clusterFlags, path string, out any) ([]byte, error) {
+	return a.clusterCall(ctx, f, http.MethodGet, path, nil, out)
+}
+
+// clusterCall is clusterGet with any method and a JSON body in (nil: none).
+func (a *app) clusterCall(ctx context.Context, f *clusterFlags, method, path string, in, out any) ([]byte, error) {
 	if err := cli.CheckOutput(f.output); err != nil {
 		return nil, err
 	}
@@ -85,7 +158,7 @@ func (a *app) clusterGet(ctx context.Context, f *clusterFlags, path string, out 
 	if err != nil {
 		return nil, err
 	}
-	return cli.AdminCall(ctx, clusterCallTimeout, admin, token, http.MethodGet, path, nil, out)
+	return cli.AdminCall(ctx, clusterCallTimeout, admin, token, method, path, in, out)
 }
 
 // printMembers renders the membership as `ron cluster members` and `ron

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/ronhq/ron/internal/node"
 	"github.com/ronhq/ron/internal/node/nodetest"
 	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/controlplane"
 )
 
 // runCLI runs the ron command line with args in an empty environment (the
@@ -101,5 +103,53 @@ func TestClusterPlacementCommand(t *testing.T) {
 	}
 	if _, err := runCLI(t, "cluster", "placement", "nope", "--admin", st.AdminAddr()); exitCode(err) != cli.ExitFailure {
 		t.Fatalf("bad id: %v", err)
+	}
+}
+
+// TestClusterServersCommand: on three servers `ron cluster servers` lists
+// the configuration with its leader (text and JSON); a change asked of a
+// follower exits 1 naming the leader; on the leader a non-voter is added
+// by hand and removed again.
+func TestClusterServersCommand(t *testing.T) {
+	nodes := nodetest.StartServers(t, 3, "index")
+	leaderID := nodetest.WaitLeader(t, nodes)
+	var leader, follower *node.Node
+	for _, n := range nodes {
+		if st, _ := n.ControlPlane(); st.ID == leaderID {
+			leader = n
+		} else {
+			follower = n
+		}
+	}
+	out, err := runCLI(t, "cluster", "servers", "--admin", follower.AdminAddr())
+	if err != nil {
+		t.Fatalf("ron cluster servers: %v\n%s", err, out)
+	}
+	for _, want := range []string{"state follower  leader " + leaderID, "SERVER", "ADDRESS", "srv-1", "srv-2", "srv-3", "alive"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("servers output lacks %q:\n%s", want, out)
+		}
+	}
+	out, err = runCLI(t, "cluster", "servers", "--admin", leader.AdminAddr(), "-o", "json")
+	var st controlplane.Status
+	if err != nil || json.Unmarshal([]byte(out), &st) != nil || st.State != "leader" || len(st.Servers) != 3 ||
+		!slices.ContainsFunc(st.Servers, func(s controlplane.ServerStatus) bool { return s.Leader && s.ID == leaderID && s.Voter }) {
+		t.Fatalf("servers -o json: %v\n%s", err, out)
+	}
+
+	out, err = runCLI(t, "cluster", "servers", "remove", "srv-9", "--admin", follower.AdminAddr())
+	if exitCode(err) != cli.ExitFailure || !strings.Contains(err.Error(), "the leader is "+leaderID) {
+		t.Fatalf("remove on a follower: %v\n%s", err, out)
+	}
+	out, err = runCLI(t, "cluster", "servers", "add", "spare", "127.0.0.1:1", "--non-voter", "--admin", leader.AdminAddr())
+	if err != nil || !strings.Contains(out, "spare") {
+		t.Fatalf("add a non-voter on the leader: %v\n%s", err, out)
+	}
+	out, err = runCLI(t, "cluster", "servers", "remove", "spare", "--admin", leader.AdminAddr())
+	if err != nil || strings.Contains(out, "spare") {
+		t.Fatalf("remove it again: %v\n%s", err, out)
+	}
+	if _, err := runCLI(t, "cluster", "servers", "remove", leaderID, "--admin", leader.AdminAddr()); exitCode(err) != cli.ExitFailure {
+		t.Fatalf("the leader removed itself: %v", err)
 	}
 }

@@ -69,6 +69,7 @@ func StartCluster(t testing.TB, o ClusterNode) (*node.Node, string) {
 		c.Cluster.Enabled = true
 		c.Cluster.NodeID = o.ID
 		c.Cluster.Listen = gossip
+		c.Cluster.RaftListen = "127.0.0.1:0"
 		c.Cluster.Join = o.Join
 		c.Cluster.Profile = cluster.ProfileLocal
 		c.Cluster.RootKeyFile = o.KeyFile
@@ -180,4 +181,47 @@ func MetricsText(t testing.TB, addr string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// StartServers runs n cluster nodes ("srv-1" …) with roles (the index
+// role included) as control-plane servers that bootstrap together, and
+// waits until they agree on a leader.
+func StartServers(t testing.TB, n int, roles ...string) []*node.Node {
+	t.Helper()
+	key := SharedKeyFile(t)
+	var nodes []*node.Node
+	var join []string
+	for i := range n {
+		nd, gossip := StartCluster(t, ClusterNode{ID: "srv-" + strconv.Itoa(i+1), Roles: roles, KeyFile: key, Join: join,
+			Mutate: func(c *node.Config) { c.Cluster.Server, c.Cluster.BootstrapExpect = true, n }})
+		nodes = append(nodes, nd)
+		join = append(join, gossip)
+	}
+	WaitLeader(t, nodes)
+	return nodes
+}
+
+// WaitLeader waits, at most Deadline, until every node of nodes knows the
+// same control-plane leader, one of them, and returns its id.
+func WaitLeader(t testing.TB, nodes []*node.Node) string {
+	t.Helper()
+	deadline := time.Now().Add(Deadline)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		leaders := map[string]bool{}
+		for _, n := range nodes {
+			st, _ := n.ControlPlane()
+			leaders[st.Leader] = true
+		}
+		if len(leaders) == 1 && !leaders[""] {
+			for id := range leaders {
+				return id
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no control-plane leader all agree on within %s: %v", Deadline, leaders)
+		}
+		<-tick.C
+	}
 }

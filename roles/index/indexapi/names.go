@@ -130,3 +130,14 @@ func CheckName(name string) error {
 	}
 	return nil
 }
+
+// Freshness headers of a name read from a cluster index (docs/cluster.md
+// §14): reads are local to the node that answers, so it says how current
+// it is — the last control-plane log index applied there, whether it knows
+// a leader, and how long ago, in milliseconds, it last heard from the
+// leader (0 on the leader). A read with ?consistent=1 is linearizable.
+const (
+	HeaderAppliedIndex = "X-Ron-Applied-Index"
+	HeaderKnownLeader  = "X-Ron-Known-Leader"
+	HeaderLastContact  = "X-Ron-Last-Contact"
+)

@@ -5,5 +5,6 @@
 // order (FSM over indexdb.ApplyLogged), so every server holds the same names,
 // versions and history, and a compare-and-swap is decided once, by the log.
 // Snapshots are the names state of one read transaction
-// (indexdb.SnapshotNames). The index role does not use it yet.
+// (indexdb.SnapshotNames). Writer proposes the index role's name writes in
+// cluster mode.
 package namelog

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -31,6 +32,12 @@ type FSM struct {
 	// verdict): the server must stop rather than go on with a state that
 	// differs from the log; on restart the entry is applied again.
 	fatal func(error)
+	// failed is set once fatal was called: no later entry is applied, so
+	// the applied index never passes the entry that failed.
+	failed atomic.Bool
+	// applied, when set, is told about every record an entry wrote (the
+	// role drops its cached answers of the name).
+	applied func(indexdb.Record)
 }
 
 var _ raft.FSM = (*FSM)(nil)
@@ -42,12 +49,23 @@ func NewFSM(db *indexdb.DB, fatal func(error)) *FSM {
 	return &FSM{db: db, fatal: fatal}
 }
 
+// OnApplied makes the FSM call f with every record an entry wrote, after
+// its transaction committed, and with a zero Record after a restore
+// replaced every name. Call it before the FSM is used.
+func (f *FSM) OnApplied(fn func(indexdb.Record)) { f.applied = fn }
+
+// errStopped answers every entry after a database failure.
+var errStopped = errors.New("namelog: stopped after a database failure; the server restarts")
+
 // Apply implements raft.FSM: it applies a command entry and answers a
 // Result. An entry applied before (a replay) answers indexdb.ErrApplied; an
 // entry that does not decode answers its error and changes nothing.
 func (f *FSM) Apply(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return nil
+	}
+	if f.failed.Load() {
+		return Result{Err: errStopped}
 	}
 	w, err := Decode(l.Data)
 	if err != nil {
@@ -56,8 +74,13 @@ func (f *FSM) Apply(l *raft.Log) any {
 	ctx, cancel := context.WithTimeout(context.Background(), applyTimeout)
 	defer cancel()
 	rec, err := f.db.ApplyLogged(ctx, w, l.Index)
-	if err != nil && !verdict(err) {
+	switch {
+	case err == nil && f.applied != nil:
+		f.applied(rec)
+	case err != nil && !verdict(err):
+		f.failed.Store(true)
 		f.fatal(fmt.Errorf("namelog: store entry %d: %w", l.Index, err))
+		return Result{Err: errStopped}
 	}
 	return Result{Record: rec, Err: err}
 }
@@ -84,7 +107,13 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 // Restore implements raft.FSM: the names become the snapshot's.
 func (f *FSM) Restore(r io.ReadCloser) error {
 	defer r.Close()
-	return f.db.RestoreNames(context.Background(), r)
+	if err := f.db.RestoreNames(context.Background(), r); err != nil {
+		return err
+	}
+	if f.applied != nil {
+		f.applied(indexdb.Record{})
+	}
+	return nil
 }
 
 // snapshot is one names snapshot in memory.

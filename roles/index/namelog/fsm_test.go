@@ -234,4 +234,11 @@ func TestDatabaseFailureIsFatalAndVerdictsAreNot(t *testing.T) {
 	if r.Err == nil || len(fatal) != 1 {
 		t.Fatalf("a write to a closed database answered %v and called fatal %d times", r.Err, len(fatal))
 	}
+	// Once failed, no later entry is applied (the applied index must not
+	// pass the one that failed), even one the database could take.
+	later := entry(indexdb.NameWrite{Name: "b.example", Target: store.Sum([]byte("y")), At: time.Now(), Keep: 1})
+	later.Index = 2
+	if r := fsm.Apply(later).(Result); !errors.Is(r.Err, errStopped) || len(fatal) != 1 {
+		t.Fatalf("an entry after the failure answered %v (fatal called %d times), want errStopped once", r.Err, len(fatal))
+	}
 }

@@ -8,26 +8,27 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/httpx/client/hedge"
+	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/roles/index/ownership"
-	"github.com/ronhq/ron/runtime/cluster"
 )
 
-// Relayed is the primary's raw answer to a forwarded write.
+// Relayed is the leader's raw answer to a forwarded write.
 type Relayed struct {
 	status int
 	header http.Header
 	body   []byte
 }
 
-// relayHeaders are the primary's answer headers passed on to the client.
+// relayHeaders are the leader's answer headers passed on to the client.
 var relayHeaders = []string{"Content-Type", "ETag", "Cache-Control", "Retry-After", "WWW-Authenticate",
-	"X-Content-Type-Options"}
+	"X-Content-Type-Options", indexapi.HeaderAppliedIndex, indexapi.HeaderKnownLeader, indexapi.HeaderLastContact}
 
 // relayStatuses are the non-2xx statuses a forwarded write hands back as
 // answers (every 3xx, 4xx and 5xx) instead of errors.
@@ -64,24 +65,29 @@ func (r *Relayed) result() (indexdb.Record, error) {
 	var rec indexdb.Record
 	if err := json.Unmarshal(r.body, &rec); err != nil {
 		return indexdb.Record{}, httpx.NewError(http.StatusBadGateway, httpx.CodeUpstreamUnavailable,
-			"primary answered an invalid record: %v", err)
+			"the leader answered an invalid record: %v", err)
 	}
 	return rec, nil
 }
 
-// forward sends the write to the primary with this node's token, the
-// same preconditions and X-Ron-Forwarded, and returns its answer raw.
-func (n *Node) forward(ctx context.Context, primary cluster.Member, w NameWrite, corrID string) Outcome {
-	c, err := n.peers.WriteClient(primary.ID)
+// forward sends the write to the leader's index with this node's token,
+// the same preconditions and X-Ron-Forwarded, and returns its answer raw.
+func (n *Node) forward(ctx context.Context, leader string, w NameWrite, corrID string) Outcome {
+	return n.send(ctx, leader, forwardRequest(w, n.ownership().Self(), corrID))
+}
+
+// send sends req to the leader's index under ownership.ForwardTimeout and
+// returns its answer raw.
+func (n *Node) send(ctx context.Context, leader string, req *client.Request) Outcome {
+	c, err := n.peers.WriteClient(leader)
 	if err != nil {
 		return Outcome{Err: err}
 	}
-	req := forwardRequest(w, n.ownership().Self(), corrID)
 	rl := &Relayed{}
 	req.Validate = func(resp *http.Response) error {
 		body, err := io.ReadAll(io.LimitReader(resp.Body, hedge.MaxAnswer))
 		if err != nil {
-			return fmt.Errorf("read the primary's answer: %w", err)
+			return fmt.Errorf("read the leader's answer: %w", err)
 		}
 		rl.status, rl.header, rl.body = resp.StatusCode, resp.Header.Clone(), body
 		return nil
@@ -89,26 +95,37 @@ func (n *Node) forward(ctx context.Context, primary cluster.Member, w NameWrite,
 	ctx, cancel := context.WithTimeout(ctx, ownership.ForwardTimeout)
 	defer cancel()
 	if _, err := c.Do(ctx, req); err != nil {
-		return Outcome{Err: errForward(primary.ID, err)}
+		return Outcome{Err: errForward(leader, err)}
 	}
 	return Outcome{Relay: rl}
 }
 
-// errForward is the answer to a forwarded write the primary did not answer
-// (unreachable, timed out, breaker open): 503 upstream_unavailable, as
-// every cluster name write that cannot confirm W_idx copies
-// (docs/cluster.md §6; the outcome may be unknown, so retry with
-// If-Match). A 503 of the client (its breaker's Retry-After) is kept.
-func errForward(primary string, err error) error {
+// ForwardRead sends a name read (u: its path and query, ?consistent=1
+// included) to the leader's index with this node's token and
+// X-Ron-Forwarded, and returns its answer raw (docs/cluster.md §14).
+func (n *Node) ForwardRead(ctx context.Context, leader string, u *url.URL, corrID string) Outcome {
+	hdr := http.Header{HeaderForwarded: {n.ownership().Self()}, "Accept": {"application/json"}}
+	if corrID != "" {
+		hdr.Set("X-Corr-ID", corrID)
+	}
+	return n.send(ctx, leader, &client.Request{Method: http.MethodGet, Path: u.Path, Query: u.Query(), Header: hdr,
+		Retry: client.RetryNever, Op: "GET /names/{name}", AcceptStatus: relayStatuses})
+}
+
+// errForward is the answer to a forwarded write the leader did not answer
+// (unreachable, timed out, breaker open): 503 no_quorum; the outcome may
+// be unknown, so retry with If-Match (docs/cluster.md §14). A 503 of the
+// client (its breaker's Retry-After) is kept.
+func errForward(leader string, err error) error {
 	if he := (*httpx.Error)(nil); errors.As(err, &he) && he.Status == http.StatusServiceUnavailable {
 		return err
 	}
-	return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeUpstreamUnavailable,
-		"the name's primary %s did not answer; the write's outcome is unknown", primary).
-		WithDetails(map[string]any{"primary": primary})
+	return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNoQuorum,
+		"the control-plane leader %s did not answer; the write's outcome is unknown, retry with If-Match", leader).
+		WithDetails(map[string]any{"leader": leader})
 }
 
-// forwardRequest is the request forwarding w to its primary.
+// forwardRequest is the request forwarding w to the leader.
 func forwardRequest(w NameWrite, self, corrID string) *client.Request {
 	hdr := http.Header{HeaderForwarded: {self}, "Accept": {"application/json"}}
 	if corrID != "" {

@@ -2,11 +2,13 @@ package replication
 
 import (
 	"context"
+	"errors"
+	"net/http"
 
+	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
-	"github.com/ronhq/ron/roles/index/ownership"
-	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/consensus"
 	"github.com/ronhq/ron/store"
 )
 
@@ -20,7 +22,7 @@ type NameWrite struct {
 }
 
 // Outcome is the result of a cluster name write: this node's own (Rec or
-// Err), or the primary's raw answer (Relay, to hand to the client as it
+// Err), or the leader's raw answer (Relay, to hand to the client as it
 // is).
 type Outcome struct {
 	Rec   indexdb.Record
@@ -37,90 +39,43 @@ func (o Outcome) Result() (indexdb.Record, error) {
 	return o.Rec, o.Err
 }
 
-// Write runs a name write in cluster mode (docs/cluster.md §6); the caller
-// has validated w. It is applied as primary when this node is the name's
-// first alive owner or the request was forwarded by another node (a
-// forwarded write is never forwarded again), else forwarded to the primary
-// (with corrID) whose answer is relayed.
+// Write runs a name write in cluster mode (docs/cluster.md §14); the caller
+// has validated w. The write becomes an entry of the control-plane log and
+// is acknowledged once it is committed on a majority and applied here. A
+// node that is not the leader forwards it to the leader (with corrID) and
+// relays the answer; a forwarded write that meets a node that is not the
+// leader (leadership moved meanwhile) is not forwarded again but refused
+// with 503 no_quorum, as is every write while no leader is known.
 func (n *Node) Write(ctx context.Context, w NameWrite, forwarded bool, corrID string) Outcome {
-	own := n.ownership()
-	primary, ok := own.Primary(ownership.NameKey(w.Name))
-	switch {
-	case forwarded || (ok && primary.ID == own.Self()):
-		return n.primaryWrite(ctx, w, own)
-	case !ok:
-		return Outcome{Err: errNoOwners()}
+	rec, err := n.names.Write(ctx, indexdb.NameWrite{Name: w.Name, Delete: w.Delete, Target: w.Target, Cond: w.Cond})
+	var nl *consensus.NotLeaderError
+	if errors.As(err, &nl) && !forwarded {
+		out := n.forward(ctx, nl.LeaderID, w, corrID)
+		n.local.InvalidateName(w.Name)
+		return out
 	}
-	out := n.forward(ctx, primary, w, corrID)
-	n.local.InvalidateName(w.Name)
-	return out
-}
-
-// primaryWrite applies a write as the name's primary: refuse at once when
-// fewer than W_idx owners are alive, commit locally under the name's lock,
-// then replicate to the other owners and succeed once W_idx copies (this
-// one included) are durable, else 503 (the outcome is then unknown).
-func (n *Node) primaryWrite(ctx context.Context, w NameWrite, own ownership.View) Outcome {
-	need := own.WIdx()
-	others := ownership.WithoutID(own.Owners(ownership.NameKey(w.Name)), own.Self())
-	if len(others)+1 < need {
-		n.ownerWrites(ownerName, resultFailed, 1)
-		return Outcome{Err: errCopies(0, need)}
+	if err != nil {
+		err = n.LogError(err)
 	}
-	rec, err := n.commitName(ctx, w)
 	n.local.NameWritten(err)
-	if err != nil {
-		return Outcome{Err: err}
-	}
-	copies := 1 + n.replicateNames(ctx, others, []indexdb.Record{rec})
-	if copies < need {
-		n.ownerWrites(ownerName, resultFailed, 1)
-		return Outcome{Err: errCopies(copies, need)}
-	}
-	n.ownerWrites(ownerName, resultOK, 1)
-	return Outcome{Rec: rec}
+	return Outcome{Rec: rec, Err: err}
 }
 
-// commitName runs the write's local transaction under the name's lock.
-func (n *Node) commitName(ctx context.Context, w NameWrite) (indexdb.Record, error) {
-	unlock := n.locks.lock(w.Name)
-	var (
-		rec indexdb.Record
-		err error
-	)
-	if w.Delete {
-		rec, err = n.db.Delete(ctx, w.Name, w.Cond)
-	} else {
-		rec, err = n.db.Set(ctx, w.Name, w.Target, w.Cond)
+// LogError maps an error of a log write or barrier onto the envelope: the
+// plane's refusals are 503 no_quorum (with why), the state machine's
+// verdicts go through Local.StoreError.
+func (n *Node) LogError(err error) error {
+	var nl *consensus.NotLeaderError
+	switch {
+	case errors.As(err, &nl):
+		return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNoQuorum,
+			"leadership moved while the write was forwarded; nothing was written, retry").
+			WithDetails(map[string]any{"leader": nl.LeaderID})
+	case errors.Is(err, consensus.ErrNoQuorum):
+		return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNoQuorum, "%s", n.names.Plane.NoQuorumReason())
+	case errors.Is(err, consensus.ErrUnknownOutcome), errors.Is(err, consensus.ErrClosed):
+		return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNoQuorum,
+			"the write's outcome is unknown (leadership was lost before it was seen committed); retry with If-Match")
 	}
-	unlock()
-	if err != nil {
-		return indexdb.Record{}, n.local.StoreError(err)
-	}
-	n.local.InvalidateName(w.Name)
-	return rec, nil
-}
-
-// replicateNames sends recs to every member of to (POST /replica/names,
-// concurrently, each under ownership.Peers.Post's timeout even if the
-// client went away) and returns how many stored them.
-func (n *Node) replicateNames(ctx context.Context, to []cluster.Member, recs []indexdb.Record) int {
-	if len(to) == 0 {
-		return 0
-	}
-	body, err := indexdb.EncodeReplicaNames(recs)
-	if err != nil {
-		return 0
-	}
-	ids, bodies := make([]string, len(to)), make([][]byte, len(to))
-	for i, m := range to {
-		ids[i], bodies[i] = m.ID, body
-	}
-	k := 0
-	for _, ok := range n.fanOut(context.WithoutCancel(ctx), ids, PathReplicaNames, bodies) {
-		if ok {
-			k++
-		}
-	}
-	return k
+	return n.local.StoreError(err)
 }

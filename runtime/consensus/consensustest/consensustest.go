@@ -133,3 +133,56 @@ func Leader(t testing.TB, ss []*Server) *Server {
 	})
 	return l
 }
+
+// Planes opens one in-memory Raft node per plane (ids[i] over
+// planes[i].FSM(), which must hold every machine already), bootstraps them
+// all as voters, attaches each to its plane and waits until one leads. The
+// nodes close when the test ends (detached first); a test stops one early
+// with Detach.
+func Planes(t testing.TB, ids []string, planes []*consensus.Plane) []*consensus.Group {
+	t.Helper()
+	gs := make([]*consensus.Group, len(ids))
+	var seen []consensus.Candidate
+	for i, id := range ids {
+		g, err := consensus.Open(consensus.Options{ID: id, Bind: "127.0.0.1:0", FSM: planes[i].FSM(),
+			Profile: consensus.ProfileLocal, Log: zerolog.Nop()})
+		if err != nil {
+			t.Fatalf("open %s: %v", id, err)
+		}
+		gs[i] = g
+		seen = append(seen, consensus.Candidate{ID: id, Addr: g.Addr()})
+		p := planes[i]
+		t.Cleanup(func() { Detach(t, p) })
+	}
+	for i, g := range gs {
+		set, _ := consensus.BootstrapSet(ids[i], seen, len(ids))
+		if err := g.Bootstrap(set); err != nil {
+			t.Fatal(err)
+		}
+		planes[i].Attach(g)
+	}
+	Eventually(t, "a leader", func() bool {
+		for _, g := range gs {
+			if g.Freshness().Leader {
+				return true
+			}
+		}
+		return false
+	})
+	return gs
+}
+
+// Detach detaches p's group and closes it, as a stopped or killed server
+// (its disk, if any, keeps what it acknowledged); a plane without one is
+// left as it is.
+func Detach(t testing.TB, p *consensus.Plane) {
+	t.Helper()
+	g := p.Group()
+	if g == nil {
+		return
+	}
+	p.Attach(nil)
+	if err := g.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+}
