@@ -69,6 +69,10 @@ type clusterOpts struct {
 	// instead of a loopback one, so that c.partition can cut the network
 	// between nodes. Needs root (the test skips without).
 	netns bool
+	// seed makes the first node bootstrap the control plane alone
+	// (bootstrap_expect = 1) and the other servers wait to be added (0), as
+	// when a node with data becomes the first server of a new cluster.
+	seed bool
 }
 
 // testCluster is a set of `ron serve` processes forming one cluster: node 0
@@ -92,8 +96,10 @@ type clNode struct {
 	dataDir    string
 	cfgPath    string
 	hasGateway bool
-	// bootstrapExpect is set on the control-plane servers (the first
-	// clServers nodes): how many of them start the group together.
+	// server marks the control-plane servers (the first clServers nodes);
+	// bootstrapExpect is how many servers start the group together (0: wait
+	// to be added).
+	server          bool
 	bootstrapExpect int
 	// adminAuth is the Authorization header of the admin plane's guarded
 	// endpoints (/metrics, placement): nil on loopback, which they trust;
@@ -143,8 +149,14 @@ func newTestCluster(t *testing.T, o clusterOpts) *testCluster {
 	servers := min(clServers, o.nodes)
 	for i, h := range hosts {
 		n := &clNode{id: fmt.Sprintf("n%d", i+1), slot: i, host: h, dataDir: t.TempDir(), hasGateway: i == 0}
-		if i < servers {
+		if n.server = i < servers; n.server {
 			n.bootstrapExpect = servers
+		}
+		if o.seed && n.server {
+			n.bootstrapExpect = 0
+			if i == 0 {
+				n.bootstrapExpect = 1
+			}
 		}
 		c.nodes = append(c.nodes, n)
 	}
@@ -203,7 +215,7 @@ bootstrap_expect = %d
 anon_rps = 1000000.0
 anon_burst = 0
 `, roles, n.id, n.gossipAddr(), strings.Join(quoted, ", "), clRepairAfter, clRepairInterval,
-		n.bootstrapExpect > 0, n.bootstrapExpect, extra)
+		n.server, n.bootstrapExpect, extra)
 }
 
 func (n *clNode) gossipAddr() string { return fmt.Sprintf("%s:%d", n.host, clPortGossip) }

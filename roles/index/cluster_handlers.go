@@ -163,6 +163,35 @@ func (h *Handlers) trustedForward(c echo.Context) bool {
 	return err == nil
 }
 
+// replicaNamesReply answers POST /replica/names: how many records were
+// received and how many became current.
+type replicaNamesReply struct {
+	Received int `json:"received"`
+	Current  int `json:"current"`
+}
+
+// replicaNames is POST /replica/names (indexapi.ScopeReplicate;
+// docs/cluster.md §14): names another node held before it joined the
+// control plane, 1–1000 records {name, version, b3|null, deleted,
+// updated_at} validated as a whole (400 with details.index and
+// details.field), appended to the log as one import entry on the leader
+// (elsewhere 503 no_quorum).
+func (h *Handlers) replicaNames(c echo.Context) error {
+	body, err := readJSONBody(c)
+	if err != nil {
+		return err
+	}
+	recs, err := indexdb.DecodeReplicaNames(body)
+	if err != nil {
+		return announceError(err, true)
+	}
+	n, err := h.cl.rep.Import(c.Request().Context(), recs)
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, http.StatusOK, replicaNamesReply{Received: len(recs), Current: n})
+}
+
 // replicaProviders is POST /replica/providers (indexapi.ScopeReplicate): a POST
 // /providers body sent by the node that received the batch, stored here
 // as it is (never forwarded again, whoever owns the records).

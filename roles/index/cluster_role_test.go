@@ -110,3 +110,62 @@ func TestRoleClusterNeedsControlPlane(t *testing.T) {
 		t.Fatalf("Start without a control plane: %v", err)
 	}
 }
+
+// TestRoleClusterImportsNamesHeldBefore: a node whose database holds names
+// from before the control plane (written with the cluster off) parks them
+// at start and imports them through the log, so every node of the group
+// ends with them and their history; nothing is left parked.
+func TestRoleClusterImportsNamesHeldBefore(t *testing.T) {
+	ids := []string{"node-a", "node-b", "node-c"}
+	dir := t.TempDir()
+	single := roleOptions(t, roleTestConfig())
+	single.Amnesia, single.DataDir = false, dir
+	lr := startLive(t, single)
+	for _, target := range []string{idA, idB} {
+		if code, _, body := lr.call("PUT", "/names/kept.example", `{"b3":"`+target+`"}`, lr.token(indexapi.ScopeWrite)); code != 200 {
+			t.Fatalf("PUT with the cluster off: %d %s", code, body)
+		}
+	}
+	lr.stop(t.Context())
+
+	keys, err := auth.GenerateKeyring()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodeTok := auth.TokenSource(keys, cluster.NodeScopes(false)...)
+	roles := map[string]*liveRole{}
+	statics := map[string]*cluster.Static{}
+	var planes []*consensus.Plane
+	for _, id := range ids {
+		opt := roleOptions(t, roleTestConfig())
+		opt.Keys = keys
+		if id == "node-a" {
+			opt.Amnesia, opt.DataDir = false, dir
+		}
+		statics[id] = cluster.NewStatic(cluster.NewView(id, nil, time.Time{}))
+		opt.Cluster, opt.Node.ID, opt.Node.Token = statics[id], id, nodeTok
+		opt.ClusterConfig = cluster.DefaultConfig()
+		opt.Plane, opt.Fatal = consensus.NewPlane(), func(err error) { t.Errorf("%s: fatal: %v", id, err) }
+		planes = append(planes, opt.Plane)
+		roles[id] = startLive(t, opt)
+	}
+	var ms []cluster.Member
+	for _, id := range ids {
+		ms = append(ms, cluster.Member{ID: id, Roles: []string{roleName}, State: cluster.StateAlive,
+			URLs: map[string]string{roleName: roles[id].AdvertiseURL()}})
+	}
+	for _, id := range ids {
+		statics[id].Set(cluster.NewView(id, ms, time.Now()))
+	}
+	consensustest.Planes(t, ids, planes)
+	consensustest.Eventually(t, "the names held before imported everywhere", func() bool {
+		for _, id := range ids {
+			h, err := roles[id].db.History(t.Context(), "kept.example")
+			if err != nil || len(h) != 2 || h[0].Version != 2 || h[0].Target.String() != idB {
+				return false
+			}
+		}
+		recs, _, err := roles["node-a"].db.PendingImport(t.Context(), 1)
+		return err == nil && len(recs) == 0
+	})
+}

@@ -101,8 +101,8 @@ func NewHandlers(db *indexdb.DB, keys *auth.Keyring, now func() time.Time) *Hand
 }
 
 // Mount registers the routes of docs/index.md §3, §4 and §5 on e, plus in
-// cluster mode POST /replica/providers (docs/cluster.md §6,
-// indexapi.ScopeReplicate). Every route first checks its capability (writes
+// cluster mode POST /replica/names (docs/cluster.md §14) and
+// /replica/providers (docs/cluster.md §6), both indexapi.ScopeReplicate. Every route first checks its capability (writes
 // indexapi.ScopeWrite; reads indexapi.ScopeRead when reads are private), then runs mw in
 // order (the role's admission: per-IP bucket and work queue), then the
 // handler.
@@ -118,6 +118,7 @@ func (h *Handlers) Mount(e *echo.Echo, mw ...echo.MiddlewareFunc) {
 	e.GET("/resolve/:key", h.getResolve, read...)
 	if h.cl != nil {
 		replicate := append([]echo.MiddlewareFunc{h.requireScope(indexapi.ScopeReplicate)}, mw...)
+		e.POST(replication.PathReplicaNames, h.replicaNames, replicate...)
 		e.POST(replication.PathReplicaProviders, h.replicaProviders, replicate...)
 	}
 }

@@ -173,6 +173,10 @@ func (r *Role) openStore(ctx context.Context, cfg Config) error {
 	r.h.Metrics = r.opt.Metrics
 	if r.opt.Cluster != nil {
 		r.enableCluster(cfg)
+		if err := r.parkUnlogged(ctx); err != nil {
+			_ = kdb.Close()
+			return err
+		}
 	}
 	r.h.Reconfigure(r.settings(cfg, nil))
 	r.met.register(func() float64 { return float64(r.names.Load()) },
@@ -297,6 +301,9 @@ func (r *Role) Run(ctx context.Context) error {
 	r.Tasks.Go("probe", r.probeLoop)
 	r.Tasks.Go("janitor", r.janitorLoop)
 	r.Tasks.Go("breaker-log", r.logMoves)
+	if r.cpeers != nil {
+		r.Tasks.Go(taskNamesImport, r.importNames)
+	}
 	return r.Serve(ctx)
 }
 

@@ -1,12 +1,17 @@
 package index
 
 import (
+	"context"
+	"fmt"
 	"io"
+	"time"
 
 	"github.com/hashicorp/raft"
 
+	"github.com/ronhq/ron/roles/index/indexdb"
 	"github.com/ronhq/ron/roles/index/namelog"
 	"github.com/ronhq/ron/roles/index/ownership"
+	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/runtime/cluster"
 )
 
@@ -31,6 +36,59 @@ func (r *Role) enableCluster(cfg Config) {
 		Replicas: r.clusterConfig().IndexReplicas, Lookup: ps.hedge, Breaker: bo, Token: r.opt.Node.Token,
 		Metrics: r.opt.Metrics})
 	r.nameLog.Store(r.h.enableCluster(r.cpeers, r.opt.Plane, r.opt.Fatal, r.opt.Metrics))
+}
+
+// taskNamesImport is the worker that imports the names this node held
+// before it joined the control plane (docs/cluster.md §14).
+const taskNamesImport = "names_import"
+
+// importRetry is the pause after a failed import batch (no leader yet, the
+// leader unreachable).
+const importRetry = time.Second
+
+// parkUnlogged moves names the store held before the control plane out of
+// the replicated state, to be imported through the log (importNames).
+func (r *Role) parkUnlogged(ctx context.Context) error {
+	n, err := r.db.ParkUnlogged(ctx)
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	if n > 0 {
+		r.Log.Info().Int("names", n).Msg("names held before the control plane are imported through the log")
+	}
+	return nil
+}
+
+// importNames is the worker names_import: it brings the parked names into
+// the log, whole names in batches of up to 1000 records through the
+// leader, dropping each batch once committed, until none is left or ctx
+// ends; a failed batch is retried after importRetry.
+func (r *Role) importNames(ctx context.Context) error {
+	imported := 0
+	for {
+		recs, names, err := r.db.PendingImport(ctx, indexdb.MaxReplicaBatch)
+		switch {
+		case err != nil:
+			r.Log.Warn().Err(err).Msg("names import: reading the parked names failed")
+		case len(names) == 0:
+			if imported > 0 {
+				r.Log.Info().Int("names", imported).Msg("names import finished")
+			}
+			return nil
+		default:
+			err = r.h.cl.rep.ImportNames(ctx, recs)
+		}
+		if err == nil {
+			if err = r.db.DropImported(ctx, names); err == nil {
+				imported += len(names)
+				continue
+			}
+		}
+		r.Log.Debug().Err(err).Msg("names import: batch not taken; retrying")
+		if !runtime.Sleep(ctx, importRetry) {
+			return nil
+		}
+	}
 }
 
 // namesMachine is the role's state machine of the names log as the node's

@@ -31,7 +31,7 @@ const (
 )
 
 var allBuckets = []string{bucketMeta, bucketNames, bucketNameVersions, bucketProviders, bucketExpiry,
-	bucketCompatAssets}
+	bucketCompatAssets, bucketNamesImport}
 
 // DB is the index model. Its methods are safe for concurrent use; it does
 // not own the kv.DB (closing it is the caller's job).
@@ -82,7 +82,8 @@ type Option func(*DB)
 func WithLimits(l Limits) Option { return func(db *DB) { db.SetLimits(l) } }
 
 // Open prepares kdb for the index: it creates the buckets meta, names,
-// name_versions, providers, expiry and compat_assets when missing and
+// name_versions, providers, expiry, compat_assets and names_import when
+// missing and
 // records schema 1 in meta. A database written with another schema is
 // refused with an error matching ErrSchema. now is the clock (time.Now when nil).
 func Open(ctx context.Context, kdb kv.DB, now func() time.Time, opts ...Option) (*DB, error) {

@@ -62,7 +62,7 @@ func (db *DB) ApplyLogged(ctx context.Context, w NameWrite, index uint64) (Recor
 		if rec, err = casStep(tx, w.Name, w.Cond, w.Keep, next); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketMeta).Put(keyLogApplied, binary.BigEndian.AppendUint64(nil, index))
+		return putLoggedIndex(tx, index)
 	})
 	if err != nil {
 		return Record{}, err
@@ -78,6 +78,11 @@ func (db *DB) LoggedIndex(ctx context.Context) (uint64, error) {
 		return nil
 	})
 	return n, err
+}
+
+// putLoggedIndex records index as the last applied log index in tx.
+func putLoggedIndex(tx kv.Tx, index uint64) error {
+	return tx.Bucket(bucketMeta).Put(keyLogApplied, binary.BigEndian.AppendUint64(nil, index))
 }
 
 // loggedIndex reads the last applied log index in tx.

@@ -13,15 +13,15 @@ import (
 	"github.com/ronhq/ron/store/kv"
 )
 
-// MaxReplicaBatch is the most name records one ApplyReplica call (one
-// POST /replica/names, docs/cluster.md §6) carries.
+// MaxReplicaBatch is the most name records one import entry (one POST
+// /replica/names, docs/cluster.md §14) carries.
 const MaxReplicaBatch = 1000
 
 // Supersedes reports whether a replaces b as the record of one name and
-// version slot (docs/cluster.md §6): a higher version wins; at equal versions
+// version slot (docs/cluster.md §14): a higher version wins; at equal versions
 // the later UpdatedAt wins, then the greater target, a tombstone (no
 // target) being the smallest. It is a strict total order on records of one
-// name, so owners that apply the same records in any order keep the same
+// name, so nodes that apply the same records in any order keep the same
 // one. Equal records supersede neither way.
 func Supersedes(a, b Record) bool {
 	if a.Version != b.Version {
@@ -79,21 +79,30 @@ func checkReplicaRecord(r Record) (field, msg string) {
 	return "", ""
 }
 
-// ApplyReplica applies name records sent by another owner (docs/cluster.md §6)
-// in one transaction, after CheckReplica. Each record is added to its
-// name's history unless the history already holds a record at its version
-// that it does not supersede (the history is then trimmed to
-// Limits().HistoryLen versions), and becomes the current record when it
-// supersedes the current one (or there is none). Applying a record that
-// changes nothing writes nothing. It returns how many records became
-// current. Times are kept at millisecond precision.
-func (db *DB) ApplyReplica(ctx context.Context, recs []Record) (int, error) {
+// ApplyImport applies recs, the names-import log entry at index
+// (docs/cluster.md §14: names a node held before it joined the control
+// plane), in one transaction after CheckReplica, and records index as
+// applied in the same transaction (ErrApplied at or below the last one).
+// Each record is added to its name's history unless the history already
+// holds a record at its version that it does not supersede (the history is
+// then trimmed to keep versions, the leader's choice), and becomes the
+// current record when it supersedes the current one (or there is none):
+// servers that apply the same entries in log order hold the same names,
+// and a name both imported and written through the log keeps every
+// version. It returns how many records became current. Times are kept at
+// millisecond precision.
+func (db *DB) ApplyImport(ctx context.Context, recs []Record, keep int, index uint64) (int, error) {
 	if err := CheckReplica(recs); err != nil {
 		return 0, err
 	}
-	keep := db.Limits().HistoryLen
+	if keep < 1 {
+		return 0, fmt.Errorf("%w: history length %d", indexapi.ErrInvalid, keep)
+	}
 	current := 0
 	err := db.kv.Update(ctx, func(tx kv.Tx) error {
+		if loggedIndex(tx) >= index {
+			return ErrApplied
+		}
 		current = 0
 		for _, r := range recs {
 			r.UpdatedAt = r.UpdatedAt.UTC().Truncate(time.Millisecond)
@@ -105,7 +114,7 @@ func (db *DB) ApplyReplica(ctx context.Context, recs []Record) (int, error) {
 				current++
 			}
 		}
-		return nil
+		return putLoggedIndex(tx, index)
 	})
 	if err != nil {
 		return 0, err
@@ -151,62 +160,6 @@ func putHistory(tx kv.Tx, r Record, raw []byte, keep int) error {
 		return err
 	}
 	return trimHistory(b, r.Name, keep)
-}
-
-// ScanNames returns the current records (tombstones included) of the names
-// sorted after after ("" = from the first), in name order, at most limit.
-func (db *DB) ScanNames(ctx context.Context, after string, limit int) ([]Record, error) {
-	if limit <= 0 {
-		return nil, nil
-	}
-	var out []Record
-	err := db.kv.View(ctx, func(tx kv.Tx) error {
-		out = out[:0]
-		c := tx.Bucket(bucketNames).Cursor()
-		k, v := c.Seek([]byte(after))
-		if k != nil && string(k) == after {
-			k, v = c.Next()
-		}
-		for ; k != nil && len(out) < limit; k, v = c.Next() {
-			var rec Record
-			if err := json.Unmarshal(v, &rec); err != nil {
-				return fmt.Errorf("indexdb: decode %s: %w", k, err)
-			}
-			out = append(out, rec)
-		}
-		return nil
-	})
-	return out, err
-}
-
-// DropName removes name's current record and its whole history, in one
-// transaction, if the current record still equals rec (a node that no
-// longer owns a name drops its copy once the owners hold it, docs/cluster.md
-// §6). It reports whether it dropped; a record changed meanwhile is kept.
-func (db *DB) DropName(ctx context.Context, rec Record) (bool, error) {
-	dropped := false
-	err := db.kv.Update(ctx, func(tx kv.Tx) error {
-		dropped = false
-		cur, err := currentRecord(tx, rec.Name)
-		if err != nil || cur == nil || !sameRecord(*cur, rec) {
-			return err
-		}
-		if err := tx.Bucket(bucketNames).Delete([]byte(rec.Name)); err != nil {
-			return err
-		}
-		if err := trimHistory(tx.Bucket(bucketNameVersions), rec.Name, 0); err != nil {
-			return err
-		}
-		dropped = true
-		return nil
-	})
-	return dropped, err
-}
-
-// sameRecord reports whether a and b are the same version with the same
-// content.
-func sameRecord(a, b Record) bool {
-	return !Supersedes(a, b) && !Supersedes(b, a) && a.Name == b.Name
 }
 
 // replicaRecordJSON is one record of POST /replica/names:

@@ -56,14 +56,14 @@ func TestSupersedes(t *testing.T) {
 	}
 }
 
-func TestApplyReplicaRules(t *testing.T) {
+func TestApplyImportRules(t *testing.T) {
 	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
-		n, err := db.ApplyReplica(ctx, []Record{live("blog.example", 3, "x", 0)})
+		n, err := applyImport(ctx, db, []Record{live("blog.example", 3, "x", 0)})
 		if err != nil || n != 1 {
 			t.Fatalf("first apply: %d, %v", n, err)
 		}
 		// An older version joins the history only.
-		if n, err = db.ApplyReplica(ctx, []Record{live("blog.example", 2, "y", 0)}); err != nil || n != 0 {
+		if n, err = applyImport(ctx, db, []Record{live("blog.example", 2, "y", 0)}); err != nil || n != 0 {
 			t.Fatalf("older apply: %d, %v", n, err)
 		}
 		got, err := db.Get(ctx, "blog.example")
@@ -74,14 +74,14 @@ func TestApplyReplicaRules(t *testing.T) {
 			t.Fatalf("v2 %+v, %v", old, err)
 		}
 		// Same version, later updated_at wins; the earlier one loses.
-		if n, _ = db.ApplyReplica(ctx, []Record{live("blog.example", 3, "z", 10)}); n != 1 {
+		if n, _ = applyImport(ctx, db, []Record{live("blog.example", 3, "z", 10)}); n != 1 {
 			t.Fatal("later updated_at did not win")
 		}
-		if n, _ = db.ApplyReplica(ctx, []Record{live("blog.example", 3, "x", 0)}); n != 0 {
+		if n, _ = applyImport(ctx, db, []Record{live("blog.example", 3, "x", 0)}); n != 0 {
 			t.Fatal("earlier updated_at won")
 		}
 		// A tombstone at a higher version deletes; a local Set continues.
-		if n, _ = db.ApplyReplica(ctx, []Record{tomb("blog.example", 4, 20)}); n != 1 {
+		if n, _ = applyImport(ctx, db, []Record{tomb("blog.example", 4, 20)}); n != 1 {
 			t.Fatal("tombstone did not apply")
 		}
 		if _, err := db.Get(ctx, "blog.example"); !errors.Is(err, ErrDeleted) {
@@ -94,14 +94,14 @@ func TestApplyReplicaRules(t *testing.T) {
 	})
 }
 
-func TestApplyReplicaTrimsHistory(t *testing.T) {
+func TestApplyImportTrimsHistory(t *testing.T) {
 	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
 		db.SetLimits(Limits{HistoryLen: 3})
 		var recs []Record
 		for v := uint64(1); v <= 5; v++ {
 			recs = append(recs, live("a.example", v, fmt.Sprint(v), int(v)))
 		}
-		if _, err := db.ApplyReplica(ctx, recs); err != nil {
+		if _, err := applyImport(ctx, db, recs); err != nil {
 			t.Fatal(err)
 		}
 		hist, err := db.History(ctx, "a.example")
@@ -109,7 +109,7 @@ func TestApplyReplicaTrimsHistory(t *testing.T) {
 			t.Fatalf("history %+v, %v", hist, err)
 		}
 		// A version below the kept window is added and trimmed at once.
-		if _, err := db.ApplyReplica(ctx, []Record{live("a.example", 1, "again", 99)}); err != nil {
+		if _, err := applyImport(ctx, db, []Record{live("a.example", 1, "again", 99)}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.GetVersion(ctx, "a.example", 1); !errors.Is(err, ErrPruned) {
@@ -199,37 +199,6 @@ func TestDecodeReplicaNames(t *testing.T) {
 	}
 }
 
-func TestScanAndDropNames(t *testing.T) {
-	forEach(t, func(t *testing.T, db *DB, c *testclock.Clock) {
-		for _, n := range []string{"c.example", "a.example", "b.example"} {
-			mustSet(t, db, n, n, indexapi.Cond{})
-		}
-		page, err := db.ScanNames(ctx, "", 2)
-		if err != nil || len(page) != 2 || page[0].Name != "a.example" || page[1].Name != "b.example" {
-			t.Fatalf("page 1 %+v, %v", page, err)
-		}
-		page, err = db.ScanNames(ctx, "b.example", 2)
-		if err != nil || len(page) != 1 || page[0].Name != "c.example" {
-			t.Fatalf("page 2 %+v, %v", page, err)
-		}
-		stale := page[0]
-		mustSet(t, db, "c.example", "newer", indexapi.Cond{})
-		if dropped, err := db.DropName(ctx, stale); err != nil || dropped {
-			t.Fatalf("dropped a changed record: %v, %v", dropped, err)
-		}
-		cur, _ := db.Get(ctx, "c.example")
-		if dropped, err := db.DropName(ctx, cur); err != nil || !dropped {
-			t.Fatalf("drop: %v, %v", dropped, err)
-		}
-		if _, err := db.History(ctx, "c.example"); !errors.Is(err, ErrNotFound) {
-			t.Fatalf("history after drop: %v", err)
-		}
-		if rec := mustSet(t, db, "c.example", "fresh", indexapi.Cond{}); rec.Version != 1 {
-			t.Fatalf("after drop version %d", rec.Version)
-		}
-	})
-}
-
 // state renders a DB's names (current and history) for comparison.
 func state(t *testing.T, db *DB, names []string) string {
 	t.Helper()
@@ -255,7 +224,7 @@ func state(t *testing.T, db *DB, names []string) string {
 	return b.String()
 }
 
-// expected is the model of ApplyReplica: per name the superseding record,
+// expected is the model of ApplyImport: per name the superseding record,
 // and per version the superseding record, keeping the top keep versions.
 func expected(recs []Record, names []string, keep int) string {
 	var b strings.Builder
@@ -289,10 +258,10 @@ func expected(recs []Record, names []string, keep int) string {
 	return b.String()
 }
 
-// TestApplyReplicaConverges is the property test of docs/cluster.md §13: the
+// TestApplyImportConverges is the property test of docs/cluster.md §13: the
 // same records delivered in any order, any batching and with duplicates
 // leave every replica in the same state, the model's.
-func TestApplyReplicaConverges(t *testing.T) {
+func TestApplyImportConverges(t *testing.T) {
 	names := []string{"a.example", "b.example", "c.example"}
 	for seed := uint64(0); seed < 60; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
@@ -320,7 +289,7 @@ func TestApplyReplicaConverges(t *testing.T) {
 			rng.Shuffle(len(delivery), func(i, j int) { delivery[i], delivery[j] = delivery[j], delivery[i] })
 			for len(delivery) > 0 {
 				k := 1 + rng.IntN(len(delivery))
-				if _, err := db.ApplyReplica(context.Background(), delivery[:k]); err != nil {
+				if _, err := applyImport(context.Background(), db, delivery[:k]); err != nil {
 					t.Fatal(err)
 				}
 				delivery = delivery[k:]
@@ -330,4 +299,14 @@ func TestApplyReplicaConverges(t *testing.T) {
 			}
 		}
 	}
+}
+
+// applyImport applies recs as the next import entry of db's log, with the
+// history length in force.
+func applyImport(ctx context.Context, db *DB, recs []Record) (int, error) {
+	index, err := db.LoggedIndex(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return db.ApplyImport(ctx, recs, db.Limits().HistoryLen, index+1)
 }

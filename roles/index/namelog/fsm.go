@@ -19,10 +19,12 @@ import (
 const applyTimeout = 10 * time.Second
 
 // Result is what applying one entry answers (the response of the
-// consensus Apply that appended it): the record written, or the verdict.
+// consensus Apply that appended it): the record written (or, for an
+// import, how many records became current), or the verdict.
 type Result struct {
-	Record indexdb.Record
-	Err    error
+	Record   indexdb.Record
+	Imported int
+	Err      error
 }
 
 // FSM applies the name log to one server's index database (raft.FSM).
@@ -57,9 +59,10 @@ func (f *FSM) OnApplied(fn func(indexdb.Record)) { f.applied = fn }
 // errStopped answers every entry after a database failure.
 var errStopped = errors.New("namelog: stopped after a database failure; the server restarts")
 
-// Apply implements raft.FSM: it applies a command entry and answers a
-// Result. An entry applied before (a replay) answers indexdb.ErrApplied; an
-// entry that does not decode answers its error and changes nothing.
+// Apply implements raft.FSM: it applies a command entry (a write, or an
+// import of names held before the control plane) and answers a Result. An
+// entry applied before (a replay) answers indexdb.ErrApplied; an entry that
+// does not decode answers its error and changes nothing.
 func (f *FSM) Apply(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return nil
@@ -67,29 +70,53 @@ func (f *FSM) Apply(l *raft.Log) any {
 	if f.failed.Load() {
 		return Result{Err: errStopped}
 	}
-	w, err := Decode(l.Data)
-	if err != nil {
-		return Result{Err: err}
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), applyTimeout)
 	defer cancel()
-	rec, err := f.db.ApplyLogged(ctx, w, l.Index)
+	res, written := f.apply(ctx, l)
 	switch {
-	case err == nil && f.applied != nil:
-		f.applied(rec)
-	case err != nil && !verdict(err):
+	case res.Err == nil && f.applied != nil:
+		for _, rec := range written {
+			f.applied(rec)
+		}
+	case res.Err != nil && !verdict(res.Err):
 		f.failed.Store(true)
-		f.fatal(fmt.Errorf("namelog: store entry %d: %w", l.Index, err))
+		f.fatal(fmt.Errorf("namelog: store entry %d: %w", l.Index, res.Err))
 		return Result{Err: errStopped}
 	}
-	return Result{Record: rec, Err: err}
+	return res
 }
+
+// apply decodes and applies one entry: its Result and the records it
+// wrote.
+func (f *FSM) apply(ctx context.Context, l *raft.Log) (Result, []indexdb.Record) {
+	if isImport(l.Data) {
+		imp, err := DecodeImport(l.Data)
+		if err != nil {
+			return Result{Err: malformed(err)}, nil
+		}
+		n, err := f.db.ApplyImport(ctx, imp.Records, imp.Keep, l.Index)
+		return Result{Imported: n, Err: err}, imp.Records
+	}
+	w, err := Decode(l.Data)
+	if err != nil {
+		return Result{Err: malformed(err)}, nil
+	}
+	rec, err := f.db.ApplyLogged(ctx, w, l.Index)
+	return Result{Record: rec, Err: err}, []indexdb.Record{rec}
+}
+
+// errMalformed marks an entry that does not decode: a verdict (every server
+// fails to decode it alike), never a database failure.
+var errMalformed = errors.New("malformed entry")
+
+// malformed marks a decode error with errMalformed, keeping its text.
+func malformed(err error) error { return fmt.Errorf("%w: %w", errMalformed, err) }
 
 // verdict reports whether err is an answer about the write (the same on
 // every server) rather than a failure of this server's database.
 func verdict(err error) bool {
 	var pe *indexdb.PreconditionError
-	return errors.As(err, &pe) || errors.Is(err, indexapi.ErrInvalid) || errors.Is(err, indexdb.ErrNotFound) ||
+	return errors.As(err, &pe) || errors.Is(err, indexapi.ErrInvalid) || errors.Is(err, errMalformed) || errors.Is(err, indexdb.ErrNotFound) ||
 		errors.Is(err, indexdb.ErrDeleted) || errors.Is(err, indexdb.ErrApplied)
 }
 

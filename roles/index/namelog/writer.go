@@ -22,6 +22,32 @@ type Writer struct {
 	Now func() time.Time
 }
 
+// Import appends recs (names held before this node joined the control
+// plane) as one import entry and returns how many became current; errors
+// as Write's.
+func (wr Writer) Import(ctx context.Context, recs []indexdb.Record) (int, error) {
+	b, err := EncodeImport(Import{Records: recs, Keep: wr.Keep()})
+	if err != nil {
+		return 0, err
+	}
+	res, err := wr.propose(ctx, b)
+	return res.Imported, err
+}
+
+// propose appends entry b and returns the machine's Result: its verdict as
+// the error, or the plane's.
+func (wr Writer) propose(ctx context.Context, b []byte) (Result, error) {
+	resp, err := wr.Plane.Propose(ctx, consensus.KindNames, b)
+	if err != nil {
+		return Result{}, err
+	}
+	res, ok := resp.(Result)
+	if !ok {
+		return Result{}, fmt.Errorf("namelog: the state machine answered %T", resp)
+	}
+	return res, res.Err
+}
+
 // Write appends w (its At and Keep are set here) and returns the record
 // written or the state machine's verdict (an indexdb error). The plane's
 // errors come back as they are: *consensus.NotLeaderError (forward the
@@ -37,13 +63,6 @@ func (wr Writer) Write(ctx context.Context, w indexdb.NameWrite) (indexdb.Record
 	if err != nil {
 		return indexdb.Record{}, err
 	}
-	resp, err := wr.Plane.Propose(ctx, consensus.KindNames, b)
-	if err != nil {
-		return indexdb.Record{}, err
-	}
-	res, ok := resp.(Result)
-	if !ok {
-		return indexdb.Record{}, fmt.Errorf("namelog: the state machine answered %T", resp)
-	}
-	return res.Record, res.Err
+	res, err := wr.propose(ctx, b)
+	return res.Record, err
 }
