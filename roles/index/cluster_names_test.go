@@ -130,7 +130,8 @@ func TestClusterForwardedOnce(t *testing.T) {
 			map[string]string{replication.HeaderForwarded: "node-x"})
 		reached := ct.nodes[leader].count(path) - before
 		if tc.forwarded {
-			if code != 503 || errorCode([]byte(body)) != httpx.CodeNoQuorum || hdr.Get("Retry-After") == "" || reached != 0 {
+			if code != 503 || errorCode([]byte(body)) != httpx.CodeNoQuorum || hdr.Get("Retry-After") == "" || reached != 0 ||
+				!strings.Contains(body, `"outcome":"not_written"`) {
 				t.Fatalf("case %d: %d %s, the leader served %d", i, code, body, reached)
 			}
 			continue
@@ -161,7 +162,8 @@ func TestClusterNoQuorum(t *testing.T) {
 		return !ct.nodes[last].plane.Freshness().KnownLeader
 	})
 	code, hdr, body := ct.do(last, "PUT", "/names/blog.example", `{"b3":"`+idB+`"}`, ct.writer, nil)
-	if code != 503 || errorCode([]byte(body)) != httpx.CodeNoQuorum || hdr.Get("Retry-After") == "" {
+	if code != 503 || errorCode([]byte(body)) != httpx.CodeNoQuorum || hdr.Get("Retry-After") == "" ||
+		!strings.Contains(body, `"outcome":"not_written"`) {
 		t.Fatalf("PUT without a quorum: %d %s", code, body)
 	}
 	if _, err := ct.nodes[last].h.doSet(context.Background(), "blog.example", mustID(t, idB), indexapi.Cond{}); httpx.AsError(err).Status != 503 {
@@ -189,7 +191,7 @@ func TestClusterLeaderUnreachable(t *testing.T) {
 	ct.nodes[leader].down.Store(true)
 	code, hdr, body := ct.do(via, "PUT", "/names/blog.example", `{"b3":"`+idA+`"}`, ct.writer, nil)
 	if code != 503 || errorCode([]byte(body)) != httpx.CodeNoQuorum || hdr.Get("Retry-After") == "" ||
-		!strings.Contains(body, "outcome is unknown") {
+		!strings.Contains(body, "outcome is unknown") || !strings.Contains(body, `"outcome":"unknown"`) {
 		t.Fatalf("PUT with the leader's index down: %d %s", code, body)
 	}
 	for _, id := range ct.ids {

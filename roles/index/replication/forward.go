@@ -122,7 +122,7 @@ func errForward(leader string, err error) error {
 	}
 	return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNoQuorum,
 		"the control-plane leader %s did not answer; the write's outcome is unknown, retry with If-Match", leader).
-		WithDetails(map[string]any{"leader": leader})
+		WithDetails(map[string]any{"leader": leader, "outcome": OutcomeUnknown})
 }
 
 // forwardRequest is the request forwarding w to the leader.

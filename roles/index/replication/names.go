@@ -61,21 +61,31 @@ func (n *Node) Write(ctx context.Context, w NameWrite, forwarded bool, corrID st
 	return Outcome{Rec: rec, Err: err}
 }
 
+// Outcomes of a refused write, in details.outcome of its 503 no_quorum
+// (docs/cluster.md §14): nothing was written, or the write may still be
+// applied.
+const (
+	OutcomeNotWritten = "not_written"
+	OutcomeUnknown    = "unknown"
+)
+
 // LogError maps an error of a log write or barrier onto the envelope: the
-// plane's refusals are 503 no_quorum (with why), the state machine's
-// verdicts go through Local.StoreError.
+// plane's refusals are 503 no_quorum (with why, and details.outcome), the
+// state machine's verdicts go through Local.StoreError.
 func (n *Node) LogError(err error) error {
 	var nl *consensus.NotLeaderError
 	switch {
 	case errors.As(err, &nl):
 		return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNoQuorum,
 			"leadership moved while the write was forwarded; nothing was written, retry").
-			WithDetails(map[string]any{"leader": nl.LeaderID})
+			WithDetails(map[string]any{"leader": nl.LeaderID, "outcome": OutcomeNotWritten})
 	case errors.Is(err, consensus.ErrNoQuorum):
-		return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNoQuorum, "%s", n.names.Plane.NoQuorumReason())
+		return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNoQuorum, "%s", n.names.Plane.NoQuorumReason()).
+			WithDetails(map[string]any{"outcome": OutcomeNotWritten})
 	case errors.Is(err, consensus.ErrUnknownOutcome), errors.Is(err, consensus.ErrClosed):
 		return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNoQuorum,
-			"the write's outcome is unknown (leadership was lost before it was seen committed); retry with If-Match")
+			"the write's outcome is unknown (leadership was lost before it was seen committed); retry with If-Match").
+			WithDetails(map[string]any{"outcome": OutcomeUnknown})
 	}
 	return n.local.StoreError(err)
 }
