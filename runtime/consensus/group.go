@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -174,6 +175,29 @@ func (g *Group) Leader() (id, addr string) {
 
 // State is this node's Raft state: Follower, Candidate, Leader or Shutdown.
 func (g *Group) State() string { return g.r.State().String() }
+
+// HandOff asks this node, when it leads and another voter exists, to hand
+// leadership to the most up-to-date voter before it stops, so a clean
+// restart costs the group no election timeout; it waits at most ctx's
+// deadline. It reports whether leadership moved.
+func (g *Group) HandOff(ctx context.Context) bool {
+	if g.r.State() != raft.Leader {
+		return false
+	}
+	conf, err := g.Servers()
+	if err != nil || !slices.ContainsFunc(conf, func(s Server) bool { return s.Voter && s.ID != g.opt.ID }) {
+		return false
+	}
+	f := g.r.LeadershipTransfer()
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }() // handoff-wait: ends when Raft answers the transfer (it bounds it by its election timeout)
+	select {
+	case err := <-done:
+		return err == nil
+	case <-ctx.Done():
+		return false
+	}
+}
 
 // Close leaves the group's work (not its configuration): it stops Raft,
 // then closes the transport (its listener and every connection) and the

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/raft"
 	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/runtime/consensus"
@@ -249,5 +250,36 @@ func TestServersJoinAndLeave(t *testing.T) {
 	}
 	if servers, _ := l.Group.Servers(); len(servers) != 2 {
 		t.Fatalf("servers after removal = %+v", servers)
+	}
+}
+
+// TestHandOff: a leader hands leadership to another voter (a clean stop
+// costs no election timeout); a follower, or a leader alone, does not.
+func TestHandOff(t *testing.T) {
+	ss := consensustest.NewGroup(t, 3, newLogFSM)
+	l := consensustest.Leader(t, ss)
+	for _, s := range ss {
+		if s != l && s.Group.HandOff(ctx(t)) {
+			t.Fatalf("follower %s handed off", s.ID)
+		}
+	}
+	if !l.Group.HandOff(ctx(t)) {
+		t.Fatal("the leader did not hand off")
+	}
+	next := consensustest.Leader(t, ss)
+	if next == l {
+		t.Fatalf("%s still leads after the handoff", l.ID)
+	}
+	if _, err := next.Group.Apply(ctx(t), []byte("after")); err != nil {
+		t.Fatalf("apply on the new leader: %v", err)
+	}
+
+	one := consensustest.NewServer(t, "solo", newLogFSM)
+	if err := one.Group.Bootstrap([]raft.Server{{ID: "solo", Address: raft.ServerAddress(one.Addr), Suffrage: raft.Voter}}); err != nil {
+		t.Fatal(err)
+	}
+	consensustest.Leader(t, []*consensustest.Server{one})
+	if one.Group.HandOff(ctx(t)) {
+		t.Fatal("a leader alone handed off")
 	}
 }

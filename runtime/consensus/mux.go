@@ -99,9 +99,10 @@ func (m *Mux) Snapshot() (raft.FSMSnapshot, error) {
 	return &s, nil
 }
 
-// Restore implements raft.FSM: each section goes to its machine; a machine
-// with no section restores from an empty stream (the snapshot held none of
-// its state). A snapshot with a wrong header changes nothing; a section
+// Restore implements raft.FSM: each section goes to its machine, a section
+// of a kind this node has no machine for is skipped (the node keeps no such
+// state: it does not run that role), and a machine with no section restores
+// from an empty stream (the snapshot held none of its state). A snapshot with a wrong header changes nothing; a section
 // that does not parse, or that its machine refuses, stops the restore with
 // an error (each machine's own restore is all or nothing).
 func (m *Mux) Restore(rc io.ReadCloser) error {
@@ -120,11 +121,14 @@ func (m *Mux) Restore(rc io.ReadCloser) error {
 		if err != nil {
 			return err
 		}
-		fsm, ok := m.machines[kind]
-		if !ok || done[kind] {
-			return fmt.Errorf("consensus: snapshot: unexpected section %q", kind)
+		if done[kind] {
+			return fmt.Errorf("consensus: snapshot: section %q twice", kind)
 		}
 		done[kind] = true
+		fsm, ok := m.machines[kind]
+		if !ok {
+			continue // state this node does not keep (a role it does not run)
+		}
 		if err := fsm.Restore(io.NopCloser(bytes.NewReader(body))); err != nil {
 			return fmt.Errorf("consensus: restore %q: %w", kind, err)
 		}

@@ -97,9 +97,16 @@ func TestMuxDispatchesAndSnapshots(t *testing.T) {
 	if strings.Join(a2.items, ",") != "a1,a2" || strings.Join(b2.items, ",") != "b1" || len(c2.items) != 0 {
 		t.Fatalf("restored a %v, b %v, c %v", a2.items, b2.items, c2.items)
 	}
+	// A node without machine 'b' (a role it does not run) skips its section.
+	a3 := &listFSM{}
+	partial := consensus.NewMux()
+	partial.Register('a', a3)
+	if err := partial.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil || strings.Join(a3.items, ",") != "a1,a2" {
+		t.Fatalf("restore without machine b: %v %v", err, a3.items)
+	}
 
 	bad := [][]byte{[]byte("not a snapshot"), append([]byte("ron-snapshot-1\n"), 'a', 0xff),
-		append([]byte("ron-snapshot-1\n"), 'a', 5, 'x'), append([]byte("ron-snapshot-1\n"), 'q', 0)}
+		append([]byte("ron-snapshot-1\n"), 'a', 5, 'x'), append([]byte("ron-snapshot-1\n"), 'a', 0, 'a', 0)}
 	for _, b := range bad {
 		if err := fresh.Restore(io.NopCloser(bytes.NewReader(b))); err == nil {
 			t.Errorf("snapshot %q restored", b)

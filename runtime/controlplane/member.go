@@ -18,6 +18,10 @@ import (
 // stepTimeout bounds one configuration change or bootstrap.
 const stepTimeout = 5 * time.Second
 
+// handOffTimeout bounds the leadership handoff of a clean stop (within the
+// node's control-plane stop bound).
+const handOffTimeout = 2 * time.Second
+
 // Options configure a node's Member.
 type Options struct {
 	// ID is the node id (the Raft server id).
@@ -100,9 +104,15 @@ func (m *Member) Addr() string { return m.g.Addr() }
 // Group is the node's Raft node.
 func (m *Member) Group() *consensus.Group { return m.g }
 
-// Close detaches the group from the plane (proposals answer ErrNoQuorum
-// from then on) and closes it.
+// Close hands leadership to another voter when this node leads (at most
+// handOffTimeout), detaches the group from the plane (proposals answer
+// ErrNoQuorum from then on) and closes it.
 func (m *Member) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), handOffTimeout)
+	if m.g.HandOff(ctx) {
+		m.log.Info().Msg("control plane leadership handed off before stopping")
+	}
+	cancel()
 	m.opt.Plane.Attach(nil)
 	return m.g.Close()
 }
