@@ -14,7 +14,8 @@ import (
 // returns from its disk with every acknowledged write, joins the group it
 // left (it does not bootstrap another) and catches up. With two of three
 // gone the last one never acknowledges (503 no_quorum); after all three
-// restart from disk every acknowledged write is there.
+// restart from disk every acknowledged write is there; a server restarted
+// on an emptied disk (same node id) catches up from the others.
 func TestClusterNamesOnTheLog(t *testing.T) {
 	c := startTestCluster(t, clusterOpts{nodes: 3})
 	name := "log.example"
@@ -90,4 +91,13 @@ func TestClusterNamesOnTheLog(t *testing.T) {
 			return ok, fmt.Sprintf("%d %.200s %v", r.status, r.body, err)
 		})
 	}
+
+	wiped := c.nodes[2]
+	wiped.kill9()
+	c.restartEmpty(wiped)
+	c.waitLeader(c.nodes, "a server back on an emptied disk")
+	waitFor(t, clCatchUpLimit, clPollEvery, wiped.id+" on an emptied disk to catch up", func() (bool, string) {
+		r, got, err := getName(wiped, name, true)
+		return err == nil && r.status == http.StatusOK && got.Version >= rec2.Version, fmt.Sprintf("%d %.200s %v", r.status, r.body, err)
+	})
 }
