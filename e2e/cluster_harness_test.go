@@ -117,17 +117,24 @@ type clNode struct {
 func startTestCluster(t *testing.T, o clusterOpts) *testCluster {
 	t.Helper()
 	c := newTestCluster(t, o)
+	c.launchAll("start")
+	c.tok = c.mintToken("storage:write", "storage:read_inventory", "index:write")
+	return c
+}
+
+// launchAll starts every node, waits until each is ready and until every
+// node sees every member alive (clHealLimit); when names the wait.
+func (c *testCluster) launchAll(when string) {
+	c.t.Helper()
 	for _, n := range c.nodes {
 		c.launchNode(n)
 	}
 	for _, n := range c.nodes {
 		if err := n.waitReady(false); err != nil {
-			t.Fatal(err)
+			c.t.Fatal(err)
 		}
 	}
-	c.waitConverged(clHealLimit, "start")
-	c.tok = c.mintToken("storage:write", "storage:read_inventory", "index:write")
-	return c
+	c.waitConverged(clHealLimit, when)
 }
 
 // newTestCluster plans the nodes (addresses, ids, data dirs, configs and

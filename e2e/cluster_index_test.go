@@ -71,14 +71,7 @@ func TestClusterNamesOnTheLog(t *testing.T) {
 	}
 
 	survivor.kill9()
-	for _, n := range c.nodes {
-		c.launchNode(n)
-	}
-	for _, n := range c.nodes {
-		if err := n.waitReady(false); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c.launchAll("restarting all three from disk")
 	c.waitLeader(c.nodes, "restarting all three from disk")
 	// The refused write's outcome was unknown to its client: the last
 	// server may have appended it, and a later leader may commit it. Either

@@ -44,15 +44,7 @@ func TestClusterUpgradeKeepsNames(t *testing.T) {
 		t.Fatalf("the single node exited %d", code)
 	}
 
-	for _, n := range c.nodes {
-		c.launchNode(n)
-	}
-	for _, n := range c.nodes {
-		if err := n.waitReady(false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c.waitConverged(clHealLimit, "start")
+	c.launchAll("the upgrade")
 	c.waitLeader(c.nodes, "the upgrade")
 	for _, n := range c.nodes {
 		for name, rec := range want {

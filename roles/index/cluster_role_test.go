@@ -18,34 +18,9 @@ import (
 // shows the ownership, and reloads keep cluster mode.
 func TestRoleClusterMode(t *testing.T) {
 	ids := []string{"node-a", "node-b", "node-c"}
-	keys, err := auth.GenerateKeyring()
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodeTok := auth.TokenSource(keys, cluster.NodeScopes(false)...)
-	roles := map[string]*liveRole{}
-	statics := map[string]*cluster.Static{}
-	var planes []*consensus.Plane
-	for _, id := range ids {
-		opt := roleOptions(t, roleTestConfig())
-		opt.Keys = keys
+	roles := startClusterRoles(t, ids, func(_ string, opt *Options) {
 		opt.Config.Peers = []string{"http://127.0.0.1:1"} // ignored in cluster mode
-		statics[id] = cluster.NewStatic(cluster.NewView(id, nil, time.Time{}))
-		opt.Cluster, opt.Node.ID, opt.Node.Token = statics[id], id, nodeTok
-		opt.ClusterConfig = cluster.DefaultConfig()
-		opt.Plane, opt.Fatal = consensus.NewPlane(), func(err error) { t.Errorf("%s: fatal: %v", id, err) }
-		planes = append(planes, opt.Plane)
-		roles[id] = startLive(t, opt)
-	}
-	consensustest.Planes(t, ids, planes)
-	var ms []cluster.Member
-	for _, id := range ids {
-		ms = append(ms, cluster.Member{ID: id, Roles: []string{roleName, "storage"}, State: cluster.StateAlive,
-			URLs: map[string]string{roleName: roles[id].AdvertiseURL()}})
-	}
-	for _, id := range ids {
-		statics[id].Set(cluster.NewView(id, ms, time.Now()))
-	}
+	})
 
 	a := roles["node-a"]
 	code, _, body := a.call("PUT", "/names/blog.example", `{"b3":"`+idA+`"}`, a.token(indexapi.ScopeWrite))
@@ -128,6 +103,29 @@ func TestRoleClusterImportsNamesHeldBefore(t *testing.T) {
 	}
 	lr.stop(t.Context())
 
+	roles := startClusterRoles(t, ids, func(id string, opt *Options) {
+		if id == "node-a" {
+			opt.Amnesia, opt.DataDir = false, dir
+		}
+	})
+	consensustest.Eventually(t, "the names held before imported everywhere", func() bool {
+		for _, id := range ids {
+			h, err := roles[id].db.History(t.Context(), "kept.example")
+			if err != nil || len(h) != 2 || h[0].Version != 2 || h[0].Target.String() != idB {
+				return false
+			}
+		}
+		recs, _, err := roles["node-a"].db.PendingImport(t.Context(), 1)
+		return err == nil && len(recs) == 0
+	})
+}
+
+// startClusterRoles starts an index role in cluster mode per id, sharing a
+// root key, over cluster.Static memberships that list them all alive, and
+// one control-plane group of them all; mutate adjusts each role's options
+// first. The roles stop when the test ends.
+func startClusterRoles(t *testing.T, ids []string, mutate func(id string, opt *Options)) map[string]*liveRole {
+	t.Helper()
 	keys, err := auth.GenerateKeyring()
 	if err != nil {
 		t.Fatal(err)
@@ -139,33 +137,22 @@ func TestRoleClusterImportsNamesHeldBefore(t *testing.T) {
 	for _, id := range ids {
 		opt := roleOptions(t, roleTestConfig())
 		opt.Keys = keys
-		if id == "node-a" {
-			opt.Amnesia, opt.DataDir = false, dir
-		}
 		statics[id] = cluster.NewStatic(cluster.NewView(id, nil, time.Time{}))
 		opt.Cluster, opt.Node.ID, opt.Node.Token = statics[id], id, nodeTok
 		opt.ClusterConfig = cluster.DefaultConfig()
 		opt.Plane, opt.Fatal = consensus.NewPlane(), func(err error) { t.Errorf("%s: fatal: %v", id, err) }
+		mutate(id, &opt)
 		planes = append(planes, opt.Plane)
 		roles[id] = startLive(t, opt)
 	}
 	var ms []cluster.Member
 	for _, id := range ids {
-		ms = append(ms, cluster.Member{ID: id, Roles: []string{roleName}, State: cluster.StateAlive,
+		ms = append(ms, cluster.Member{ID: id, Roles: []string{roleName, "storage"}, State: cluster.StateAlive,
 			URLs: map[string]string{roleName: roles[id].AdvertiseURL()}})
 	}
 	for _, id := range ids {
 		statics[id].Set(cluster.NewView(id, ms, time.Now()))
 	}
 	consensustest.Planes(t, ids, planes)
-	consensustest.Eventually(t, "the names held before imported everywhere", func() bool {
-		for _, id := range ids {
-			h, err := roles[id].db.History(t.Context(), "kept.example")
-			if err != nil || len(h) != 2 || h[0].Version != 2 || h[0].Target.String() != idB {
-				return false
-			}
-		}
-		recs, _, err := roles["node-a"].db.PendingImport(t.Context(), 1)
-		return err == nil && len(recs) == 0
-	})
+	return roles
 }
