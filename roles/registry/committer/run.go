@@ -132,24 +132,26 @@ func (c *Committer) finish(b *batch) {
 	c.poisoned.Store(false)
 }
 
-// persist makes the batch durable: (1) the log records, (2) registry.db.
+// persist makes the batch durable: its effects (effectsOf) go to (1) the
+// log and (2) registry.db.
 func (c *Committer) persist(b *batch, ids []string, headDirty bool) error {
-	if len(b.records) > 0 {
+	fx := effectsOf(c.st, b, ids, headDirty)
+	if len(fx.Records) > 0 {
 		t := time.Now()
-		err := c.log.Append(b.records)
+		err := c.log.Append(fx.Records)
 		c.mt.fsyncLog.UpdateDuration(t)
 		if err != nil {
 			c.failStorage("log append", err)
 			return err
 		}
 	}
-	if len(ids) == 0 && !headDirty {
+	if !fx.touchesDB() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), dbTimeout)
 	defer cancel()
 	t := time.Now()
-	err := c.db.Update(ctx, func(tx kv.Tx) error { return writeChanges(tx, c.st, ids, headDirty) })
+	err := c.db.Update(ctx, func(tx kv.Tx) error { return writeEffects(tx, fx) })
 	c.mt.fsyncDB.UpdateDuration(t)
 	if err != nil {
 		c.failStorage("registry.db update", err)

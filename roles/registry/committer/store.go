@@ -148,61 +148,6 @@ func readProposals(tx kv.Tx) ([]storedProposal, error) {
 	return out, nil
 }
 
-// writeChanges stores HEAD and retired signers (when headDirty) and the
-// proposals named by ids (deleted when st no longer has them).
-func writeChanges(tx kv.Tx, st *state, ids []string, headDirty bool) error {
-	meta, err := tx.CreateBucket(BucketMeta)
-	if err != nil {
-		return err
-	}
-	props, err := tx.CreateBucket(BucketProposals)
-	if err != nil {
-		return err
-	}
-	if headDirty {
-		if err := writeHead(meta, st); err != nil {
-			return err
-		}
-	}
-	for _, id := range ids {
-		p := st.props[id]
-		if p == nil {
-			if err := props.Delete([]byte(id)); err != nil {
-				return err
-			}
-			continue
-		}
-		raw, err := json.Marshal(storeOf(p))
-		if err != nil {
-			return err
-		}
-		if err := props.Put([]byte(id), raw); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeHead stores meta/head and meta/retired_signers.
-func writeHead(meta kv.Bucket, st *state) error {
-	h, err := json.Marshal(storedHead{Version: st.head.Version, PayloadB3: st.head.PayloadB3, CommittedAt: st.head.CommittedAt})
-	if err != nil {
-		return err
-	}
-	if err := meta.Put([]byte(KeyHead), h); err != nil {
-		return err
-	}
-	retired := st.retired
-	if retired == nil {
-		retired = []string{}
-	}
-	r, err := json.Marshal(retired)
-	if err != nil {
-		return err
-	}
-	return meta.Put([]byte(KeyRetiredSigners), r)
-}
-
 // storeOf encodes p for registry.db.
 func storeOf(p *proposal) storedProposal {
 	sp := storedProposal{
