@@ -32,11 +32,10 @@ const linPhaseLimit = 60 * time.Second
 // linInput is one client call: a compare-and-swap PUT of target expecting
 // version (0: If-None-Match *), or a linearizable GET (?consistent=1).
 type linInput struct {
-	put     bool
-	expect  uint64
-	target  string
-	node    string // the node asked, for the failure report
-	attempt int
+	put    bool
+	expect uint64
+	target string
+	node   string // the node asked, for the failure report
 }
 
 // linOutput is the answer: ok with the record's version and target (a PUT
