@@ -32,6 +32,8 @@
 #        BENCH_PROFILES=local BENCH_RUNS=2 BENCH_REPEAT=1 BENCH_SECONDS=3 BENCH_PERF_S=3 scripts/bench/controlplane.sh   (smoke run)
 #        BENCH_PARTS=failover BENCH_HONOR_RETRY_AFTER=1 scripts/bench/controlplane.sh   (failover of a client that
 #        waits out each refusal's Retry-After instead of retrying after 10 ms)
+#        BENCH_PARTS=failover BENCH_SETTLE_S=6 scripts/bench/controlplane.sh   (6 s between runs: no circuit breaker
+#        a node opened towards the previous run's killed leader is still open)
 #
 # Every node listens on 127.0.0.1 (ports below the ephemeral range); data
 # dirs live under one scratch dir removed at exit with every process. The
@@ -49,6 +51,7 @@ BENCH_CPU_PROFILE=${BENCH_CPU_PROFILE:-1}     # 0: no profile
 BENCH_PERF_S=${BENCH_PERF_S:-10}              # seconds of CPU profile
 BENCH_PARTS=${BENCH_PARTS:-"failover cas"}    # parts to run (cas includes the profile)
 BENCH_HONOR_RETRY_AFTER=${BENCH_HONOR_RETRY_AFTER:-0} # 1: the failover writer waits out each Retry-After
+BENCH_SETTLE_S=${BENCH_SETTLE_S:-0}           # pause between failover runs (6: longer than a breaker stays open)
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck source=scripts/bench/lib.sh
@@ -248,6 +251,7 @@ if part failover; then
 			ready "$old"
 			"$BIN/cpbench" leader -admin "$ADM" -caught-up -timeout 120s >/dev/null || die "run $run ($prof): $old did not catch up"
 			catch=$(ms_since "$t0")
+		((BENCH_SETTLE_S == 0)) || sleep "$BENCH_SETTLE_S"
 			FO[$prof]+=" $(jq -r .failover_ms <<<"$out")"
 			FOD[$prof]+="$(jq -c --arg run "$run" --arg cu "$catch" '. + {run: ($run|tonumber), catch_up_ms: ($cu|tonumber)}' <<<"$out")"$'\n'
 			log "  run $run: $(jq -c '{old_leader, writer, new_leader, failover_ms, leader_lost_ms, elected_ms, writer_knows_ms, failures}' <<<"$out"); $old back and caught up after $catch ms"
@@ -400,7 +404,9 @@ if part failover; then
 		# shellcheck disable=SC2086
 		med=$(median ${FO[$prof]}) p=$(p99 ${FO[$prof]})
 		n=$(wc -w <<<"${FO[$prof]}")
-		echo "| failover, profile $prof: kill -9 of the leader → first acknowledged write (ms; client: $client), median; p99 of $n runs (nearest rank = the max) | $(fmt "$med" 0); $(fmt "$p" 0) | $goal |"
+		settle=""
+		((BENCH_SETTLE_S == 0)) || settle="; ${BENCH_SETTLE_S} s between runs"
+		echo "| failover, profile $prof: kill -9 of the leader → first acknowledged write (ms; client: $client$settle), median; p99 of $n runs (nearest rank = the max) | $(fmt "$med" 0); $(fmt "$p" 0) | $goal |"
 	done
 fi
 if part cas; then
