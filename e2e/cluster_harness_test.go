@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -63,6 +65,10 @@ type clusterOpts struct {
 	nodes int
 	// cluster holds extra [cluster] lines (TOML), e.g. `repair_pace = "10MiB"`.
 	cluster string
+	// netns runs node i inside a netLab as its node i, on the lab's address
+	// instead of a loopback one, so that c.partition can cut the network
+	// between nodes. Needs root (the test skips without).
+	netns bool
 }
 
 // testCluster is a set of `ron serve` processes forming one cluster: node 0
@@ -74,19 +80,25 @@ type testCluster struct {
 	nodes []*clNode
 	key   []byte // the shared root key file's content
 	tok   string
+	lab   *netLab // the nodes' network with clusterOpts.netns, else nil
 }
 
 // clNode is one member: its fixed identity (id, loopback host, config,
 // data dir) and the process currently running for it (nil before start).
 type clNode struct {
 	id         string
-	host       string // 127.0.x.y
+	slot       int    // index in testCluster.nodes and, with a lab, lab node number
+	host       string // 127.0.x.y, or the lab address 10.77.x.y
 	dataDir    string
 	cfgPath    string
 	hasGateway bool
 	// bootstrapExpect is set on the control-plane servers (the first
 	// clServers nodes): how many of them start the group together.
 	bootstrapExpect int
+	// adminAuth is the Authorization header of the admin plane's guarded
+	// endpoints (/metrics, placement): nil on loopback, which they trust;
+	// an admin token in a lab (see adminGet).
+	adminAuth http.Header
 	*node
 }
 
@@ -94,7 +106,8 @@ type clNode struct {
 // until each is ready and until every node sees every member alive (a
 // setup bound, clHealLimit: TestClusterConvergence holds the spec's 10 s),
 // and mints the test token. It skips the test where the
-// addresses 127.0.0.2… cannot be bound.
+// addresses 127.0.0.2… cannot be bound (or, with o.netns, where no lab can
+// be built: see newNetLab).
 func startTestCluster(t *testing.T, o clusterOpts) *testCluster {
 	t.Helper()
 	c := newTestCluster(t, o)
@@ -115,15 +128,21 @@ func startTestCluster(t *testing.T, o clusterOpts) *testCluster {
 // the shared root key) without starting any.
 func newTestCluster(t *testing.T, o clusterOpts) *testCluster {
 	t.Helper()
-	hosts := allocHosts(t, o.nodes)
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		t.Fatal(err)
 	}
 	c := &testCluster{t: t, key: []byte(hex.EncodeToString(key) + "\n")}
+	var hosts []string
+	if o.netns {
+		c.lab = newNetLab(t, o.nodes)
+		hosts = c.lab.addrs()
+	} else {
+		hosts = allocHosts(t, o.nodes)
+	}
 	servers := min(clServers, o.nodes)
 	for i, h := range hosts {
-		n := &clNode{id: fmt.Sprintf("n%d", i+1), host: h, dataDir: t.TempDir(), hasGateway: i == 0}
+		n := &clNode{id: fmt.Sprintf("n%d", i+1), slot: i, host: h, dataDir: t.TempDir(), hasGateway: i == 0}
 		if i < servers {
 			n.bootstrapExpect = servers
 		}
@@ -144,6 +163,12 @@ func newTestCluster(t *testing.T, o clusterOpts) *testCluster {
 			t.Fatal(err)
 		}
 		c.writeKey(n)
+	}
+	if c.lab != nil {
+		auth := hdr("Authorization", "Bearer "+mintCLI(t, c.nodes[0].dataDir, "--scope", "admin"))
+		for _, n := range c.nodes {
+			n.adminAuth = auth
+		}
 	}
 	return c
 }
@@ -203,11 +228,46 @@ func (c *testCluster) writeKey(n *clNode) {
 	}
 }
 
-// launchNode starts n's process without waiting for it to be ready.
+// launchNode starts n's process without waiting for it to be ready; in a
+// lab, inside n's namespace.
 func (c *testCluster) launchNode(n *clNode) {
 	c.t.Helper()
-	n.node = launch(c.t, nodeOpts{dataDir: n.dataDir, ports: n.ports(), args: []string{"--config", n.cfgPath}})
+	o := nodeOpts{dataDir: n.dataDir, ports: n.ports(), args: []string{"--config", n.cfgPath}}
+	if c.lab != nil {
+		o.command = func(name string, args ...string) *exec.Cmd { return c.lab.command(n.slot, name, args...) }
+	}
+	n.node = launch(c.t, o)
 	n.node.name = n.id + "@" + n.host
+}
+
+// partition cuts the network of a cluster started with clusterOpts.netns
+// between the groups, replacing any earlier cut (netLab.partition: nodes
+// in no group are cut from all others; the test process reaches every
+// node). It changes only the network: see waitSplit for membership.
+func (c *testCluster) partition(groups ...[]*clNode) {
+	c.t.Helper()
+	slots := make([][]int, len(groups))
+	for g, ns := range groups {
+		for _, n := range ns {
+			slots[g] = append(slots[g], n.slot)
+		}
+	}
+	c.needLab().partition(slots...)
+}
+
+// heal removes every cut of c.partition (netLab.heal).
+func (c *testCluster) heal() {
+	c.t.Helper()
+	c.needLab().heal()
+}
+
+// needLab returns the cluster's lab, failing the test when it has none.
+func (c *testCluster) needLab() *netLab {
+	c.t.Helper()
+	if c.lab == nil {
+		c.t.Fatal("partition and heal need a cluster started with clusterOpts{netns: true}")
+	}
+	return c.lab
 }
 
 // restart starts n again on the same data dir (n must have exited) and

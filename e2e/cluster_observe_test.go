@@ -20,6 +20,13 @@ func clGet(url string) (httpResult, error) {
 	return clReq(clObserveLimit, http.MethodGet, url, nil, nil)
 }
 
+// adminGet is clGet of path on n's admin listener with n.adminAuth (the
+// admin token that guarded endpoints such as /metrics want from a caller
+// not on loopback, as the test process is for the nodes of a lab).
+func (n *clNode) adminGet(path string) (httpResult, error) {
+	return clReq(clObserveLimit, http.MethodGet, "http://"+n.admin+path, n.adminAuth, nil)
+}
+
 // memberStatus is one entry of the status document's cluster.members (docs/cluster.md §9).
 type memberStatus struct {
 	ID    string   `json:"id"`
@@ -74,7 +81,7 @@ type clStatus struct {
 // status reads n's /api/v1/status.
 func (n *clNode) status() (clStatus, error) {
 	var st clStatus
-	r, err := clGet("http://" + n.admin + "/api/v1/status")
+	r, err := n.adminGet("/api/v1/status")
 	if err != nil {
 		return st, err
 	}
@@ -205,7 +212,7 @@ func waitFor(t testing.TB, limit, every time.Duration, what string, cond func() 
 // name whose labels contain every pair in labels; found is false when no
 // sample matched.
 func (n *clNode) metricValue(name string, labels ...string) (v float64, found bool, err error) {
-	r, err := clGet("http://" + n.admin + "/metrics")
+	r, err := n.adminGet("/metrics")
 	if err != nil {
 		return 0, false, err
 	}
@@ -253,7 +260,7 @@ type placementAnswer struct {
 // placement asks n's admin listener for id's targets and holders.
 func (n *clNode) placement(id string) (placementAnswer, error) {
 	var p placementAnswer
-	r, err := clGet("http://" + n.admin + "/api/v1/cluster/placement/" + id)
+	r, err := n.adminGet("/api/v1/cluster/placement/" + id)
 	if err != nil {
 		return p, err
 	}
@@ -296,9 +303,14 @@ func (c *testCluster) holdersByInventory(ns []*clNode, objs []clObject) (map[str
 }
 
 // mintToken mints a token with one caveat of scopes through node 0's admin
-// API (loopback needs no admin token); every node verifies it (shared key).
+// API (loopback needs no admin token), or in a lab, where the test process
+// is no loopback caller, with `ron token mint` from node 0's root key;
+// every node verifies it (shared key).
 func (c *testCluster) mintToken(scopes ...string) string {
 	c.t.Helper()
+	if c.lab != nil {
+		return mintCLI(c.t, c.nodes[0].dataDir, "--scope", strings.Join(scopes, ","), "--ttl", "1h")
+	}
 	body, _ := json.Marshal(map[string]any{"scopes": scopes, "ttl": "1h"})
 	r, err := clReq(clObserveLimit, http.MethodPost, "http://"+c.nodes[0].admin+"/api/v1/tokens", hdr("Content-Type", "application/json"), body)
 	if err != nil {

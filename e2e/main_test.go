@@ -204,6 +204,10 @@ type nodeOpts struct {
 	// degradedOK accepts a /readyz 503 that lists only degraded items (a node
 	// started with min_free_bytes above the disk's free space).
 	degradedOK bool
+	// command makes the process's Cmd from the binary and its arguments;
+	// nil is exec.Command. The Cmd's pid must be ron's own (signals are
+	// sent to it), as with netLab.command.
+	command func(name string, args ...string) *exec.Cmd
 }
 
 // node is one running `ron serve`.
@@ -271,7 +275,11 @@ func launch(t *testing.T, o nodeOpts) *node {
 	args := append([]string{"serve", "--admin.listen", n.admin, "--storage.listen", n.storage,
 		"--index.listen", n.index, "--registry.listen", n.registry, "--gateway.listen", n.gateway,
 		"--edge.listen", n.edge, "--data-dir", n.dataDir}, o.args...)
-	n.cmd = exec.Command(ronBin, args...)
+	command := o.command
+	if command == nil {
+		command = exec.Command
+	}
+	n.cmd = command(ronBin, args...)
 	n.cmd.Dir = n.dataDir
 	n.cmd.Env = cleanEnv()
 	n.cmd.Stdout, n.cmd.Stderr = n.out, n.out
@@ -390,14 +398,20 @@ func (n *node) objectPath(id string) string {
 // token mints a token with `ron token mint --scope S --data-dir DIR`.
 func (n *node) token(scope string, more ...string) string {
 	n.t.Helper()
-	args := append([]string{"token", "mint", "--scope", scope, "--data-dir", n.dataDir}, more...)
-	res := ron(n.t, cliOpts{}, args...)
+	return mintCLI(n.t, n.dataDir, append([]string{"--scope", scope}, more...)...)
+}
+
+// mintCLI mints a token with `ron token mint --data-dir DIR flags…` from
+// the root key in dataDir (no admin plane is asked) and returns it.
+func mintCLI(t testing.TB, dataDir string, flags ...string) string {
+	t.Helper()
+	res := ron(t, cliOpts{}, append([]string{"token", "mint", "--data-dir", dataDir}, flags...)...)
 	if res.code != 0 {
-		n.t.Fatalf("ron token mint: exit %d: %s", res.code, res.stderr)
+		t.Fatalf("ron token mint: exit %d: %s", res.code, res.stderr)
 	}
 	tok := strings.TrimSpace(res.stdout)
 	if tok == "" || strings.ContainsAny(tok, " \n") {
-		n.t.Fatalf("ron token mint printed %q on stdout (stderr %q)", res.stdout, res.stderr)
+		t.Fatalf("ron token mint printed %q on stdout (stderr %q)", res.stdout, res.stderr)
 	}
 	return tok
 }

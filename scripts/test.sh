@@ -40,6 +40,7 @@ debian_tools=(
   "/etc/ssl/certs/ca-certificates.crt|ca-certificates|HTTPS to the Go module proxy and the npm registry"
   "curl|curl|scripts/cachetests/run.sh waits for its servers with it"
   "b3sum|b3sum|e2e tests compare ron's ids with the reference BLAKE3 tool"
+  "ip|iproute2|e2e partition tests build network namespaces, a bridge and blackhole routes (as root; skipped otherwise)"
   "node|nodejs|npm cross-checks: EventSource, RFC 8785 canonicalize, the PMTiles client, the status page's JS (Node.js 18+)"
   "npm|npm|installs those Node programs and the cache-tests suite"
   "systemd-analyze|systemd|verifies the systemd units in scripts/systemd"
