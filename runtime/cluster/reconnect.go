@@ -118,8 +118,13 @@ func (p *rejoinPlan) next(last string, join []string, self string) (t rejoinTarg
 // env.rejoinEvery, while the owner's plan counts a dead member and Stop has
 // not begun, it makes at most one attempt (rejoinOnce), with the
 // probability of rejoinPlan.attempt, at the plan's next target in turn. It
-// holds no lock: the plan it reads is immutable.
+// holds no lock: the plan it reads is immutable. A memberlist config
+// without a push/pull interval or TCP timeout (a zero interval) turns
+// reconnecting off.
 func (c *Cluster) reconnectLoop(ctx context.Context, env runEnv) {
+	if env.rejoinEvery <= 0 {
+		return
+	}
 	tick := time.NewTicker(env.rejoinEvery)
 	defer tick.Stop()
 	last := ""
