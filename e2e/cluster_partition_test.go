@@ -16,25 +16,25 @@ import (
 
 // TestClusterPartitionLab runs four nodes in a netLab (one network
 // namespace each) and shows that the lab's partitions and signals are
-// real:
+// real, and that membership re-forms by itself once a partition heals:
 //
 //   - SIGSTOP reaches ron itself inside its namespace: the others see it
 //     dead until SIGCONT;
 //   - under a 2|2 split each side sees the other dead in its membership,
 //     the test process still reaches all four admin listeners, and ron run
-//     inside each namespace reaches exactly its own side; under a 3|1 split
-//     (the fourth node in no group) the fourth reaches nobody; healed, every
-//     node reaches every other;
+//     inside each namespace reaches exactly its own side; the split is held
+//     until both sides have seen the other dead for longer than
+//     memberlist's gossip to the dead (clDeadGossip), so that only ron's
+//     reconnect to dead members (docs/cluster.md §2) can bring them
+//     together, and once the cut is removed all four see all alive again
+//     within clRejoinLimit without any restart, through reconnects
+//     (ron_cluster_reconnects_total{result="ok"});
+//   - under a 3|1 split (the fourth node in no group) the fourth reaches
+//     nobody; healed, every node reaches every other and all see all alive
+//     again (clRejoinLimit);
 //   - SIGKILL reaches ron itself: the cut-off side is killed, restarted in
 //     the lab and all four see all alive again (status and the membership
 //     gauge, read with the lab's admin token).
-//
-// The restart is what brings membership back: ron does not re-join members
-// it has declared dead (docs/cluster.md §2 retries the join addresses only
-// until the first join succeeds, and memberlist probes and exchanges state
-// only with members it holds alive), so after a split that outlasts
-// memberlist's gossip to the dead (15 s in the local profile) both sides
-// stay apart after the network heals.
 func TestClusterPartitionLab(t *testing.T) {
 	c := startTestCluster(t, clusterOpts{nodes: 4, netns: true})
 	for _, n := range c.nodes {
@@ -60,11 +60,23 @@ func TestClusterPartitionLab(t *testing.T) {
 	phase("2|2: each side sees the other dead")
 	c.checkReachable()
 	c.checkPaths(left, right)
+	c.waitDeadFor(clDeadGossip, left, right)
+	phase("2|2: held past memberlist's gossip to the dead")
+	okBefore := c.reconnectsOK()
+	c.heal()
+	c.waitConverged(clRejoinLimit, "the 2|2 split healed, nothing restarted")
+	phase("2|2 healed: all alive again without a restart")
+	if ok := c.reconnectsOK(); ok <= okBefore {
+		t.Errorf("successful reconnects on all nodes: %v before the heal, %v after; want more", okBefore, ok)
+	}
+
+	c.checkPaths(c.nodes)
 	c.partition(c.nodes[:3])
 	c.checkPaths(c.nodes[:3])
 	c.heal()
 	c.checkPaths(c.nodes)
-	phase("paths checked under 2|2, 3|1 and healed")
+	c.waitConverged(clRejoinLimit, "the 3|1 split healed")
+	phase("paths checked under 2|2, 3|1 and healed; all alive")
 
 	for _, n := range right {
 		n.kill9()
@@ -75,13 +87,69 @@ func TestClusterPartitionLab(t *testing.T) {
 		c.restart(n)
 		c.checkInLab(n)
 	}
-	c.waitConverged(clHealLimit, "restart of the cut-off side")
+	c.waitConverged(clHealLimit, "restart of the killed side")
 	phase("SIGKILL and restart: all alive again")
 	for _, n := range c.nodes { // /metrics answers the test process (no loopback caller) with the admin token
 		if v := n.mustMetric("ron_cluster_members", `role="node"`, `state="alive"`); v != 4 {
 			t.Errorf("%s: ron_cluster_members{state=alive} = %v, want 4", n.id, v)
 		}
 	}
+}
+
+// clDeadGossip is memberlist's GossipToTheDeadTime in the local profile:
+// for this long after marking a member dead a node may still gossip to it,
+// which can heal a short partition without ron's reconnect.
+const clDeadGossip = 15 * time.Second
+
+// clRejoinLimit bounds "all alive everywhere" after a partition heals
+// without a restart: every node of a side tries a member of the other side
+// every reconnect interval (1 s in the local profile; with as many dead as
+// alive members every node tries every interval); the first exchange makes
+// the member refute the dead claim and the next exchange or its gossip
+// brings the refutation back, then gossip spreads it within a few 200 ms
+// rounds: a few seconds. The bound is the spec's convergence bound for a
+// start (clConvergeLimit, 10 s).
+const clRejoinLimit = clConvergeLimit
+
+// waitDeadFor waits until every node sees the members outside its group
+// (groups as in c.partition) dead for at least d (by the since of its
+// status), bounded by d + clSplitLimit.
+func (c *testCluster) waitDeadFor(d time.Duration, groups ...[]*clNode) {
+	c.t.Helper()
+	full := c.fullGroups(groups)
+	waitFor(c.t, d+clSplitLimit, clPollEvery, fmt.Sprintf("every side of %v to have seen the others dead for %s", c.groupIDs(full), d), func() (bool, string) {
+		ok, seen := true, []string{}
+		for _, g := range full {
+			for _, n := range g {
+				st, err := n.status()
+				if err != nil {
+					return false, fmt.Sprintf("%s: %v", n.id, err)
+				}
+				for _, m := range st.Cluster.Members {
+					if slices.ContainsFunc(g, func(x *clNode) bool { return x.id == m.ID }) {
+						continue
+					}
+					since, err := time.Parse(time.RFC3339Nano, m.Since)
+					if m.State != "dead" || err != nil || time.Since(since) < d {
+						ok = false
+						seen = append(seen, fmt.Sprintf("%s sees %s %s since %s", n.id, m.ID, m.State, m.Since))
+					}
+				}
+			}
+		}
+		return ok, strings.Join(seen, "; ")
+	})
+}
+
+// reconnectsOK sums ron_cluster_reconnects_total{result="ok"} over the
+// running nodes.
+func (c *testCluster) reconnectsOK() float64 {
+	c.t.Helper()
+	sum := 0.0
+	for _, n := range c.running() {
+		sum += n.mustMetric("ron_cluster_reconnects_total", `role="node"`, `result="ok"`)
+	}
+	return sum
 }
 
 // checkInLab checks that n's process is ron itself (ip netns exec has

@@ -67,8 +67,9 @@ const (
 // Cluster is the gossip membership of this node (docs/cluster.md §2): a
 // memberlist instance, its delegates, and the table owner publishing
 // immutable Views. It implements Membership. New builds it, Start binds
-// gossip and makes the first join attempt, Run owns the table and the join
-// retries until its ctx ends, Stop leaves and shuts down.
+// gossip and makes the first join attempt, Run owns the table, the join
+// retries and the reconnects to dead members until its ctx ends, Stop
+// leaves and shuts down.
 type Cluster struct {
 	opt     Options
 	id      string
@@ -81,11 +82,12 @@ type Cluster struct {
 	view     atomic.Pointer[View]
 	subs     subscribers
 	inbox    *inbox
-	nudge    chan struct{} // capacity 1: the local metadata changed
-	table    *table        // owned by the goroutine running own
-	conflict atomic.Bool   // this node's name is contested
-	leaving  atomic.Bool   // Stop is announcing the departure
-	joined   atomic.Bool   // some join succeeded (or others joined us)
+	nudge    chan struct{}              // capacity 1: the local metadata changed
+	table    *table                     // owned by the goroutine running own
+	rejoin   atomic.Pointer[rejoinPlan] // published by the owner, read by reconnectLoop
+	conflict atomic.Bool                // this node's name is contested
+	leaving  atomic.Bool                // Stop is announcing the departure
+	joined   atomic.Bool                // some join succeeded (or others joined us)
 
 	stopCtx    context.Context // cancelled by Stop: ends Run
 	stopCancel context.CancelFunc
@@ -96,6 +98,11 @@ type Cluster struct {
 	ml      *memberlist.Memberlist
 	running bool
 	runDone chan struct{} // closed when Run returns
+	// selfAddr is this node's advertised gossip address (host:port);
+	// rejoinEvery is the reconnect interval and rejoinTimeout memberlist's
+	// TCP timeout, both from the memberlist config. Start sets them.
+	selfAddr                   string
+	rejoinEvery, rejoinTimeout time.Duration
 }
 
 var _ Membership = (*Cluster)(nil)
@@ -132,6 +139,7 @@ func New(opt Options) (*Cluster, error) {
 	}
 	c.local.Store(lm)
 	c.table = newTable(c.id, opt.Config.ForgetAfter, opt.AllowList != nil, c.log, c.metrics.event)
+	c.rejoin.Store(&rejoinPlan{})
 	c.stopCtx, c.stopCancel = context.WithCancel(context.Background())
 	v := NewView(c.id, []Member{c.selfMember()}, time.Time{})
 	c.view.Store(v)

@@ -42,6 +42,8 @@ type nodeSpec struct {
 	key  byte
 	join []string
 	port int // 0: ephemeral
+	// tune adjusts the memberlist config after fastGossip (nil: nothing).
+	tune func(*memberlist.Config)
 }
 
 func startNode(t *testing.T, spec nodeSpec) *gossipNode {
@@ -52,6 +54,10 @@ func startNode(t *testing.T, spec nodeSpec) *gossipNode {
 		o.Config.Join = spec.join
 		o.Key = testKey(spec.key)
 		o.tune, o.joinBackoff = fastGossip(spec.port), &fast
+		if spec.tune != nil {
+			base := o.tune
+			o.tune = func(conf *memberlist.Config) { base(conf); spec.tune(conf) }
+		}
 	})
 	if err := c.Start(t.Context()); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,9 @@ package cluster
 import (
 	"bytes"
 	"maps"
+	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -24,14 +26,15 @@ const (
 )
 
 // nodeEvent is one memberlist notification, copied out of memberlist's
-// locks: the node's name, its metadata and whether memberlist reported it
-// left (Node.State == StateLeft; memberlist v0.7.0 never fills Node.State,
-// so in practice the leaving announcement in the metadata tells left from
-// dead).
+// locks: the node's name, its metadata, its gossip address and whether
+// memberlist reported it left (Node.State == StateLeft; memberlist v0.7.0
+// never fills Node.State, so in practice the leaving announcement in the
+// metadata tells left from dead).
 type nodeEvent struct {
 	kind eventKind
 	name string
 	meta []byte
+	addr string // host:port of the node's gossip listener; "" when unknown
 	left bool
 }
 
@@ -160,5 +163,14 @@ func (d delegate) NotifyConflict(existing, other *memberlist.Node) {
 }
 
 func event(kind eventKind, n *memberlist.Node) nodeEvent {
-	return nodeEvent{kind: kind, name: strings.Clone(n.Name), meta: bytes.Clone(n.Meta), left: n.State == memberlist.StateLeft}
+	return nodeEvent{kind: kind, name: strings.Clone(n.Name), meta: bytes.Clone(n.Meta), addr: gossipAddr(n), left: n.State == memberlist.StateLeft}
+}
+
+// gossipAddr is n's advertised gossip address as host:port, or "" when the
+// node carries none (no IP or port 0).
+func gossipAddr(n *memberlist.Node) string {
+	if len(n.Addr) == 0 || n.Port == 0 {
+		return ""
+	}
+	return net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))
 }

@@ -37,7 +37,13 @@ func (c *Cluster) Start(ctx context.Context) error {
 	c.state = stateStarting
 	c.mu.Unlock()
 
-	ml, err := c.create(ctx)
+	ml, conf, err := c.create(ctx)
+	var self string
+	if err == nil {
+		// Read before ml is shared: memberlist updates its local node in
+		// place under its own lock (UpdateNode).
+		self = gossipAddr(ml.LocalNode())
+	}
 	c.mu.Lock()
 	if err == nil && c.state == stateStopped {
 		_ = ml.Shutdown() // Stop ran meanwhile: it found nothing to shut down
@@ -51,10 +57,10 @@ func (c *Cluster) Start(ctx context.Context) error {
 		return err
 	}
 	c.ml, c.state = ml, stateStarted
+	c.selfAddr, c.rejoinEvery, c.rejoinTimeout = self, reconnectInterval(conf), conf.TCPTimeout
 	c.mu.Unlock()
 
-	local := ml.LocalNode()
-	c.log.Info().Str("node_id", c.id).Str("gossip", local.Address()).Msg("gossip started")
+	c.log.Info().Str("node_id", c.id).Str("gossip", self).Msg("gossip started")
 	if len(c.opt.Config.Join) == 0 {
 		c.joined.Store(true)
 		return nil
@@ -63,17 +69,18 @@ func (c *Cluster) Start(ctx context.Context) error {
 	return nil
 }
 
-// create builds and binds the memberlist instance.
-func (c *Cluster) create(ctx context.Context) (*memberlist.Memberlist, error) {
+// create builds and binds the memberlist instance; it also returns the
+// config it was built from (memberlist keeps using it: read only).
+func (c *Cluster) create(ctx context.Context) (*memberlist.Memberlist, *memberlist.Config, error) {
 	conf, err := c.memberlistConfig(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ml, err := memberlist.Create(conf)
 	if err != nil {
-		return nil, fmt.Errorf("cluster: gossip on %s: %w", c.opt.Config.Listen, err)
+		return nil, nil, fmt.Errorf("cluster: gossip on %s: %w", c.opt.Config.Listen, err)
 	}
-	return ml, nil
+	return ml, conf, nil
 }
 
 // localPushPull is the full state exchange period of the local profile.

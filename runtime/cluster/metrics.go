@@ -14,8 +14,17 @@ var memberEvents = []string{"join", "update", "dead", "left", "conflict", "unlis
 // memberStates are the values of ron_cluster_members{state}.
 var memberStates = []State{StateAlive, StateDead, StateLeft}
 
-// memberMetrics exports ron_cluster_members{state} and
-// ron_cluster_member_events_total{event}, all with role="node".
+// Values of ron_cluster_reconnects_total{result}: the push/pull exchange
+// with the address completed, or it did not (unreachable, refused, timed
+// out, unresolvable).
+const (
+	reconnectOK     = "ok"
+	reconnectFailed = "failed"
+)
+
+// memberMetrics exports ron_cluster_members{state},
+// ron_cluster_member_events_total{event} and
+// ron_cluster_reconnects_total{result}, all with role="node".
 type memberMetrics struct {
 	m *runtime.Metrics
 }
@@ -33,7 +42,16 @@ func newMemberMetrics(m *runtime.Metrics) memberMetrics {
 	for _, s := range memberStates {
 		mm.m.Gauge("cluster_members", nil, "role", metricRole, "state", string(s))
 	}
+	for _, r := range []string{reconnectOK, reconnectFailed} {
+		mm.m.Counter("cluster_reconnects_total", "role", metricRole, "result", r)
+	}
 	return mm
+}
+
+// reconnect counts one reconnect attempt with result reconnectOK or
+// reconnectFailed.
+func (mm memberMetrics) reconnect(result string) {
+	mm.m.Counter("cluster_reconnects_total", "role", metricRole, "result", result).Inc()
 }
 
 // event counts one member event.

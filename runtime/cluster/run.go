@@ -22,46 +22,60 @@ var joinBackoff = runtime.Backoff{Base: 5 * time.Second, Max: 30 * time.Second, 
 // memberlist events into Views, forgets departed members after
 // forget_after, and, when Start's join found nobody, retries the join
 // addresses with backoff (5 s → 30 s) until one join succeeds (then
-// exchanges state with them once more, see joinLoop). It returns nil when ctx ends or Stop was called
-// (also before it began), and an error when called before Start or while
-// already running. Every goroutine it starts has returned when it returns.
+// exchanges state with them once more, see joinLoop). While the table holds
+// a dead member it also tries to join dead members and the join addresses
+// again, one address per reconnect interval (see reconnectLoop), so that
+// membership re-forms after a partition heals. It returns nil when ctx ends
+// or Stop was called (also before it began), and an error when called
+// before Start or while already running. Every goroutine it starts has
+// returned when it returns.
 func (c *Cluster) Run(ctx context.Context) error {
-	ml, done, err := c.beginRun()
+	env, err := c.beginRun()
 	if errors.Is(err, errStopped) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	defer c.endRun(done)
+	defer c.endRun(env.done)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(c.stopCtx, cancel)()
 
 	var wg sync.WaitGroup
 	if len(c.opt.Config.Join) > 0 {
-		wg.Go(func() { c.joinLoop(ctx, ml) }) // cluster join retries: owned by Run, awaited below
+		wg.Go(func() { c.joinLoop(ctx, env.ml) }) // cluster join retries: owned by Run, awaited below
 	}
+	wg.Go(func() { c.reconnectLoop(ctx, env) }) // cluster reconnects to dead members: owned by Run, awaited below
 	c.own(ctx)
 	wg.Wait()
 	return nil
 }
 
-// beginRun marks Run running and returns the memberlist instance.
-func (c *Cluster) beginRun() (*memberlist.Memberlist, chan struct{}, error) {
+// runEnv is what Run takes from Start, read under mu.
+type runEnv struct {
+	ml            *memberlist.Memberlist
+	done          chan struct{} // closed by endRun
+	self          string        // this node's gossip address
+	rejoinEvery   time.Duration // reconnect interval
+	rejoinTimeout time.Duration // memberlist's TCP timeout
+}
+
+// beginRun marks Run running and returns what it works with.
+func (c *Cluster) beginRun() (runEnv, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
 	case c.state == stateStopped:
-		return nil, nil, errStopped
+		return runEnv{}, errStopped
 	case c.state != stateStarted:
-		return nil, nil, errors.New("cluster: Run before Start")
+		return runEnv{}, errors.New("cluster: Run before Start")
 	case c.running:
-		return nil, nil, errors.New("cluster: Run already running")
+		return runEnv{}, errors.New("cluster: Run already running")
 	}
 	c.running = true
 	c.runDone = make(chan struct{})
-	return c.ml, c.runDone, nil
+	return runEnv{ml: c.ml, done: c.runDone, self: c.selfAddr, rejoinEvery: c.rejoinEvery, rejoinTimeout: c.rejoinTimeout}, nil
 }
 
 // endRun marks Run finished.
@@ -93,9 +107,12 @@ func (c *Cluster) own(ctx context.Context) {
 	}
 }
 
-// step applies every queued event and publishes the resulting View.
+// step applies every queued event and publishes the resulting reconnect
+// plan and View (in that order: a reader that sees the View sees the plan
+// of the same table).
 func (c *Cluster) step() {
 	c.inbox.drain(func(ev nodeEvent) { c.table.apply(ev, time.Now()) })
+	c.rejoin.Store(c.table.rejoinPlan())
 	c.publish(time.Now())
 }
 

@@ -16,6 +16,7 @@ type entry struct {
 	hasMeta  bool   // some metadata of the node was valid
 	leaving  bool   // its latest valid metadata announced that it leaves
 	raw      []byte // metadata bytes last received, valid or not
+	addr     string // last known gossip address (host:port; "" when none was seen)
 	state    State  // "" until the first event is applied
 	since    time.Time
 	unlisted bool // counted as unlisted in its current appearance
@@ -52,10 +53,12 @@ func newTable(self string, forgetAfter time.Duration, allowListOn bool, log zero
 	return &table{self: self, forgetAfter: forgetAfter, allowListOn: allowListOn, log: log, count: count, entries: map[string]*entry{}}
 }
 
-// apply records one memberlist event at now. A join or update of a node
-// not alive in the table is a join, an update with new valid metadata an
-// update; a leave, or metadata announcing the node leaves, is a departure
-// (left when announced, else dead) of a node not yet departed.
+// apply records one memberlist event at now (and the node's gossip address
+// when the event carries one). A join or update of a node not alive in the
+// table is a join (logged at info when the node had departed: it is back),
+// an update with new valid metadata an update; a leave, or metadata
+// announcing the node leaves, is a departure (left when announced, else
+// dead) of a node not yet departed.
 func (t *table) apply(ev nodeEvent, now time.Time) {
 	if ev.name == t.self {
 		return
@@ -65,11 +68,17 @@ func (t *table) apply(ev nodeEvent, now time.Time) {
 		e = &entry{}
 		t.entries[ev.name] = e
 	}
+	if ev.addr != "" {
+		e.addr = ev.addr
+	}
 	updated := t.refresh(ev.name, e, ev.meta)
 	switch {
 	case ev.kind == evLeave || e.leaving:
 		t.depart(e, ev.left || e.leaving, now)
 	case !e.alive():
+		if e.departed() {
+			t.log.Info().Str("node", ev.name).Str("was", string(e.state)).Dur("away", now.Sub(e.since)).Msg("member is back")
+		}
 		e.state, e.since, e.unlisted = StateAlive, now, false
 		t.count("join")
 	case updated:
