@@ -183,8 +183,10 @@ func TestClusterNoQuorum(t *testing.T) {
 }
 
 // TestClusterLeaderUnreachable: a write forwarded to a leader whose index
-// does not answer is 503 no_quorum with Retry-After (its outcome unknown),
-// never a local write.
+// takes the connection but does not answer is 503 no_quorum with
+// Retry-After (its outcome unknown); one whose index refuses connections
+// was never sent: the follower waits for another leader, and without one
+// answers 503 no_quorum not_written. Never a local write.
 func TestClusterLeaderUnreachable(t *testing.T) {
 	ct := newCTest(t, 3, "node-a", "node-b", "node-c")
 	leader, via := ct.leader(), ct.follower()
@@ -193,6 +195,12 @@ func TestClusterLeaderUnreachable(t *testing.T) {
 	if code != 503 || errorCode([]byte(body)) != httpx.CodeNoQuorum || hdr.Get("Retry-After") == "" ||
 		!strings.Contains(body, "outcome is unknown") || !strings.Contains(body, `"outcome":"unknown"`) {
 		t.Fatalf("PUT with the leader's index down: %d %s", code, body)
+	}
+	ct.nodes[leader].ts.Close()
+	code, hdr, body = ct.do(via, "PUT", "/names/blog.example", `{"b3":"`+idA+`"}`, ct.writer, nil)
+	if code != 503 || errorCode([]byte(body)) != httpx.CodeNoQuorum || hdr.Get("Retry-After") == "" ||
+		!strings.Contains(body, `"outcome":"not_written"`) {
+		t.Fatalf("PUT with the leader's index closed: %d %s", code, body)
 	}
 	for _, id := range ct.ids {
 		if _, err := ct.local(id, "blog.example"); !errors.Is(err, indexdb.ErrNotFound) {

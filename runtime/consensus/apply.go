@@ -40,8 +40,16 @@ func (g *Group) awaitLeader(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if id, _ := g.Leader(); id != "" {
-		return nil
+	g.awaitLeaderOther(ctx, "")
+	return ctx.Err()
+}
+
+// awaitLeaderOther polls, every leaderPoll, until a leader other than old
+// ("" for any) is known, at most the profile's election bound and ctx's
+// deadline.
+func (g *Group) awaitLeaderOther(ctx context.Context, old string) (string, bool) {
+	if id, _ := g.Leader(); id != "" && id != old {
+		return id, true
 	}
 	wait, cancel := context.WithTimeout(ctx, g.opt.Profile.bound())
 	defer cancel()
@@ -50,10 +58,10 @@ func (g *Group) awaitLeader(ctx context.Context) error {
 	for {
 		select {
 		case <-wait.Done():
-			return ctx.Err()
+			return "", false
 		case <-tick.C:
-			if id, _ := g.Leader(); id != "" {
-				return nil
+			if id, _ := g.Leader(); id != "" && id != old {
+				return id, true
 			}
 		}
 	}

@@ -64,6 +64,18 @@ func (p *Plane) Leader() (id, addr string) {
 	return "", ""
 }
 
+// AwaitOtherLeader waits until the group knows a leader other than old (a
+// new election after old could not be reached), at most the profile's
+// election bound and ctx's deadline, and returns it; ok is false when none
+// appeared.
+func (p *Plane) AwaitOtherLeader(ctx context.Context, old string) (id string, ok bool) {
+	g := p.g.Load()
+	if g == nil {
+		return "", false
+	}
+	return g.awaitLeaderOther(ctx, old)
+}
+
 // SetNoQuorumReason sets what NoQuorumReason says.
 func (p *Plane) SetNoQuorumReason(why func() string) { p.why.Store(&why) }
 

@@ -147,10 +147,14 @@ func (cp *Peers) newMember(id, url string) *memberClients {
 	if lookup.Timeout <= 0 {
 		lookup.Timeout = hedge.DefaultDeadline
 	}
+	// The write client has no breaker that opens: it carries writes to the
+	// control-plane leader, whose health Raft decides (a breaker opened
+	// against a leader that died would refuse it seconds after it came back
+	// and was elected again), and replica batches to alive owners, which
+	// gossip decides. Its metrics stay private: they would otherwise share
+	// the ron_breaker_state series of the lookup client's target.
 	write := client.Options{BaseURL: url, Token: cp.token, Timeout: ForwardTimeout, Retries: -1, Role: indexapi.RoleName,
-		Breaker: client.BreakerOptions{FailureStatus: func(s int) bool { return s >= 500 && s != http.StatusServiceUnavailable }}}
-	// The write client's metrics stay private: its breaker would otherwise
-	// share the ron_breaker_state series of the lookup client's target.
+		Breaker: client.BreakerOptions{Trip: func(client.Counts) bool { return false }}}
 	return &memberClients{id: id, url: url, lookup: client.New(lookup), write: client.New(write)}
 }
 

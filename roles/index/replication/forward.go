@@ -71,17 +71,20 @@ func (r *Relayed) result() (indexdb.Record, error) {
 }
 
 // forward sends the write to the leader's index with this node's token,
-// the same preconditions and X-Ron-Forwarded, and returns its answer raw.
-func (n *Node) forward(ctx context.Context, leader string, w NameWrite, corrID string) Outcome {
+// the same preconditions and X-Ron-Forwarded, and returns its answer raw;
+// sent is false when the leader could not be reached at all (the answer is
+// then 503 no_quorum, not_written).
+func (n *Node) forward(ctx context.Context, leader string, w NameWrite, corrID string) (out Outcome, sent bool) {
 	return n.send(ctx, leader, forwardRequest(w, n.ownership().Self(), corrID))
 }
 
 // send sends req to the leader's index under ownership.ForwardTimeout and
-// returns its answer raw.
-func (n *Node) send(ctx context.Context, leader string, req *client.Request) Outcome {
+// returns its answer raw; sent is false when the leader could not be
+// reached at all (not a member here, connection refused or timed out).
+func (n *Node) send(ctx context.Context, leader string, req *client.Request) (out Outcome, sent bool) {
 	c, err := n.peers.WriteClient(leader)
 	if err != nil {
-		return Outcome{Err: err}
+		return Outcome{Err: notSentError(leader)}, false
 	}
 	rl := &Relayed{}
 	req.Validate = func(resp *http.Response) error {
@@ -95,9 +98,12 @@ func (n *Node) send(ctx context.Context, leader string, req *client.Request) Out
 	ctx, cancel := context.WithTimeout(ctx, ownership.ForwardTimeout)
 	defer cancel()
 	if _, err := c.Do(ctx, req); err != nil {
-		return Outcome{Err: errForward(leader, err)}
+		if client.IsUnreachable(err) || errors.Is(err, client.ErrBreakerOpen) {
+			return Outcome{Err: notSentError(leader)}, false
+		}
+		return Outcome{Err: errForward(leader, err)}, true
 	}
-	return Outcome{Relay: rl}
+	return Outcome{Relay: rl}, true
 }
 
 // ForwardRead sends a name read (u: its path and query, ?consistent=1
@@ -108,8 +114,17 @@ func (n *Node) ForwardRead(ctx context.Context, leader string, u *url.URL, corrI
 	if corrID != "" {
 		hdr.Set("X-Corr-ID", corrID)
 	}
-	return n.send(ctx, leader, &client.Request{Method: http.MethodGet, Path: u.Path, Query: u.Query(), Header: hdr,
+	out, _ := n.send(ctx, leader, &client.Request{Method: http.MethodGet, Path: u.Path, Query: u.Query(), Header: hdr,
 		Retry: client.RetryNever, Op: "GET /names/{name}", AcceptStatus: relayStatuses})
+	return out
+}
+
+// notSentError is the answer to a write the leader could not be sent (it
+// was not reachable): 503 no_quorum, not_written; the client retries.
+func notSentError(leader string) error {
+	return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNoQuorum,
+		"the control-plane leader %s could not be reached; nothing was written, retry", leader).
+		WithDetails(map[string]any{"leader": leader, "outcome": OutcomeNotWritten})
 }
 
 // errForward is the answer to a forwarded write the leader did not answer

@@ -43,22 +43,31 @@ func (o Outcome) Result() (indexdb.Record, error) {
 // has validated w. The write becomes an entry of the control-plane log and
 // is acknowledged once it is committed on a majority and applied here. A
 // node that is not the leader forwards it to the leader (with corrID) and
-// relays the answer; a forwarded write that meets a node that is not the
-// leader (leadership moved meanwhile) is not forwarded again but refused
-// with 503 no_quorum, as is every write while no leader is known.
+// relays the answer; when the leader cannot be reached at all (nothing was
+// sent), it waits for the group to elect another leader and goes there
+// once. A forwarded write that meets a node that is not the leader
+// (leadership moved meanwhile) is not forwarded again but refused with 503
+// no_quorum, as is every write while no leader is known.
 func (n *Node) Write(ctx context.Context, w NameWrite, forwarded bool, corrID string) Outcome {
-	rec, err := n.names.Write(ctx, indexdb.NameWrite{Name: w.Name, Delete: w.Delete, Target: w.Target, Cond: w.Cond})
-	var nl *consensus.NotLeaderError
-	if errors.As(err, &nl) && !forwarded {
-		out := n.forward(ctx, nl.LeaderID, w, corrID)
+	for tries := 0; ; tries++ {
+		rec, err := n.names.Write(ctx, indexdb.NameWrite{Name: w.Name, Delete: w.Delete, Target: w.Target, Cond: w.Cond})
+		var nl *consensus.NotLeaderError
+		if !errors.As(err, &nl) || forwarded {
+			if err != nil {
+				err = n.LogError(err)
+			}
+			n.local.NameWritten(err)
+			return Outcome{Rec: rec, Err: err}
+		}
+		out, sent := n.forward(ctx, nl.LeaderID, w, corrID)
 		n.local.InvalidateName(w.Name)
-		return out
+		if sent || tries > 0 {
+			return out
+		}
+		if _, ok := n.names.Plane.AwaitOtherLeader(ctx, nl.LeaderID); !ok {
+			return out
+		}
 	}
-	if err != nil {
-		err = n.LogError(err)
-	}
-	n.local.NameWritten(err)
-	return Outcome{Rec: rec, Err: err}
 }
 
 // Outcomes of a refused write, in details.outcome of its 503 no_quorum
