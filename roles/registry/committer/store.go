@@ -19,6 +19,9 @@ const (
 	KeyOrigin         = "origin"          // the checkpoint origin (written by the role)
 	KeyMinIndex       = "min_index"       // u64 big-endian
 	KeyRetiredSigners = "retired_signers" // JSON array of signer ids once in force, absent from HEAD
+	// KeyLogApplied is the control-plane log index of the last registry
+	// entry applied (u64 big-endian; absent outside the control plane).
+	KeyLogApplied = "log_applied"
 )
 
 // storedHead is the meta/head value.
