@@ -1,8 +1,11 @@
 package committer
 
 import (
+	"context"
+
 	"errors"
 	"fmt"
+	"github.com/ronhq/ron/store/kv"
 
 	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/roles/registry/segment"
@@ -133,4 +136,23 @@ func (fx Effects) HeadVersion() (v uint64, ok bool) {
 		return 0, false
 	}
 	return fx.Head.Version, true
+}
+
+// StateEffects returns registry.db's state as effects without records:
+// HEAD with the retired signers and every stored proposal. A registry that
+// held a chain before the control plane proposes them last, after its
+// records, so every member ends with its state.
+func StateEffects(ctx context.Context, db kv.DB) (Effects, error) {
+	ds, err := readDB(ctx, db)
+	if err != nil {
+		return Effects{}, err
+	}
+	fx := Effects{Head: ds.head, Proposals: ds.props}
+	if fx.Head != nil {
+		fx.Retired = ds.retired
+		if fx.Retired == nil {
+			fx.Retired = []string{}
+		}
+	}
+	return fx, nil
 }

@@ -33,8 +33,8 @@ type Options struct {
 	// entry is applied again.
 	Fatal func(error)
 	// InstallKey installs an init entry's key text (nil: the key is not
-	// kept, as in tests). It is idempotent and fails when another key is
-	// installed.
+	// kept, as in tests). It is idempotent; it replaces the member's own key
+	// while that never signed a leaf, and fails otherwise.
 	InstallKey func(skey string) error
 	// Key returns the installed key's text for snapshots ("" when none).
 	Key func() string
@@ -70,6 +70,11 @@ var _ raft.FSM = (*FSM)(nil)
 // NewFSM returns the state machine over opt's stores.
 func NewFSM(opt Options) *FSM { return &FSM{opt: opt} }
 
+// errInitialised is the verdict on an init entry after the first one (two
+// leaders that both saw an empty log): it changes nothing, on every member
+// alike.
+var errInitialised = errors.New("reglog: the log is initialised already")
+
 // errStopped answers every entry after a store failure.
 var errStopped = errors.New("reglog: stopped after a store failure; the server restarts")
 
@@ -91,6 +96,9 @@ func (f *FSM) Apply(l *raft.Log) any {
 	ctx, cancel := context.WithTimeout(context.Background(), applyTimeout)
 	defer cancel()
 	replay, err := f.apply(ctx, e, l.Index)
+	if errors.Is(err, errInitialised) {
+		return Result{Err: err}
+	}
 	if err != nil {
 		f.stop(fmt.Errorf("reglog: store entry %d: %w", l.Index, err))
 		return Result{Err: errStopped}
@@ -110,12 +118,15 @@ func (f *FSM) stop(err error) {
 
 // apply stores e at index unless the stores hold it already (replay).
 func (f *FSM) apply(ctx context.Context, e Entry, index uint64) (replay bool, err error) {
-	applied, _, err := LogApplied(ctx, f.opt.DB)
+	applied, initialised, err := LogApplied(ctx, f.opt.DB)
 	if err != nil {
 		return false, err
 	}
 	if index <= applied {
 		return true, nil
+	}
+	if e.Init != nil && initialised {
+		return false, errInitialised
 	}
 	if e.Init != nil && f.opt.InstallKey != nil {
 		if err := f.opt.InstallKey(e.Init.Key); err != nil {
@@ -133,8 +144,8 @@ func (f *FSM) apply(ctx context.Context, e Entry, index uint64) (replay bool, er
 		if err != nil {
 			return err
 		}
-		if e.Init != nil {
-			if err := putOrigin(meta, e.Init.Origin); err != nil {
+		if e.Init != nil { // the log's origin replaces the one this member's own key named
+			if err := meta.Put([]byte(committer.KeyOrigin), []byte(e.Init.Origin)); err != nil {
 				return err
 			}
 		}

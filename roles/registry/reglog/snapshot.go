@@ -51,9 +51,6 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), applyTimeout)
 	defer cancel()
 	h := header{V: snapshotVersion, Proposals: []json.RawMessage{}}
-	if f.opt.Key != nil {
-		h.Key = f.opt.Key()
-	}
 	err := f.opt.DB.View(ctx, func(tx kv.Tx) error {
 		if meta := tx.Bucket(committer.BucketMeta); meta != nil {
 			if raw := meta.Get([]byte(committer.KeyLogApplied)); len(raw) == 8 {
@@ -73,6 +70,9 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reglog: snapshot: %w", err)
+	}
+	if f.opt.Key != nil && h.Applied > 0 { // the log's key, once an init entry installed it
+		h.Key = f.opt.Key()
 	}
 	log := f.opt.Log
 	h.From = log.MinIndex()

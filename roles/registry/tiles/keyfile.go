@@ -156,3 +156,28 @@ var ErrKeyMismatch = errors.New("tiles: the log key file holds another key")
 // SignerKey returns the key's text as the key file holds it (without the
 // newline): "PRIVATE+KEY+<origin>+<key ID>+<base64>". It is secret.
 func (k *LogKey) SignerKey() string { return k.signerKey() }
+
+// ReplaceLogKey makes k the key of dataDir's key file, replacing any key
+// there (temp file + fsync + rename + fsync of the directory). Only a
+// registry that never signed a leaf may do it: a replicated member that
+// takes the log's key from its init entry (docs/cluster.md §14).
+func ReplaceLogKey(dataDir string, k *LogKey) error {
+	dir := filepath.Dir(LogKeyPath(dataDir))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("tiles: create key dir: %w", err)
+	}
+	suffix := make([]byte, 8)
+	_, _ = rand.Read(suffix) // crypto/rand.Read never fails (Go 1.24+)
+	tmp := filepath.Join(dir, LogKeyFile+".tmp-"+hex.EncodeToString(suffix))
+	if err := durable.WriteFileSync(tmp, []byte(k.signerKey()+"\n"), 0o600); err != nil {
+		return fmt.Errorf("tiles: write log key: %w", err)
+	}
+	if err := os.Rename(tmp, LogKeyPath(dataDir)); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("tiles: replace log key: %w", err)
+	}
+	if err := durable.SyncDir(dir); err != nil {
+		return fmt.Errorf("tiles: sync %s: %w", dir, err)
+	}
+	return nil
+}
