@@ -42,6 +42,12 @@ const (
 	maxForwardBody = 1 << 20
 )
 
+// reasonImporting is the write-unready reason of the server that brings a
+// chain from before the control plane while its import runs: a batch
+// between the init entry and the chain's last entry would reach the other
+// members before the records it follows.
+const reasonImporting = "importing"
+
 // replicated reports whether the registry runs on the control plane
 // (cluster mode with a plane; docs/cluster.md §14).
 func (r *Role) replicated() bool { return r.opt.Plane != nil && r.opt.Cluster != nil }
@@ -100,15 +106,16 @@ func (r *Role) checkUnlogged(ctx context.Context) error {
 	}
 	cc := r.opt.ClusterConfig
 	if !cc.Server || cc.BootstrapExpect != 1 {
+		head, _ := committer.DurableHead(ctx, r.st.RegDB)
 		return fmt.Errorf("registry: %s holds a chain from before the control plane (HEAD %d); only the server that "+
 			"bootstraps the cluster alone brings it in (cluster.server = true, cluster.bootstrap_expect = 1 on this node); "+
 			"on any other node move that directory aside so the node takes the cluster's registry (docs/cluster.md §14)",
-			r.st.Dir, r.headVersion())
+			r.st.Dir, head)
 	}
 	if r.st.Log.MinIndex() > 0 {
 		return fmt.Errorf("registry: the chain held before the control plane is pruned below %d; only a whole chain can seed the control plane (restore the pruned segments, or start a new registry)", r.st.Log.MinIndex())
 	}
-	r.repl.migrate = true
+	r.repl.migrate = true // writes wait for the import (reasonImporting, set once the committer opened)
 	return nil
 }
 
@@ -125,6 +132,9 @@ func (r *Role) replicaOptions(opt *committer.Options) {
 // openMachine builds the state machine over the open stores (Start, after
 // the committer and the tree opened).
 func (r *Role) openMachine() {
+	if r.repl.migrate {
+		r.com.SetWriteUnready(reasonImporting, true)
+	}
 	r.machine.Store(reglog.NewFSM(reglog.Options{Log: r.st.Log, DB: r.st.RegDB, Fatal: r.fatal,
 		InstallKey: r.installKey, Key: func() string { return r.tree.Key().SignerKey() },
 		Applied: func(n reglog.Notice) { r.com.Notice(n.Token) }}))
@@ -179,6 +189,7 @@ func (r *Role) initLog(ctx context.Context) error {
 		}
 		if err == nil && r.opt.Plane.Freshness().Leader {
 			if err = r.proposeInit(ctx); err == nil {
+				r.com.SetWriteUnready(reasonImporting, false)
 				r.Log.Info().Bool("imported_chain", r.repl.migrate).Msg("registry log initialised on the control plane")
 				return nil
 			}

@@ -5,8 +5,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/httpx/client"
@@ -182,4 +186,63 @@ func sameEverywhere(t *testing.T, ns []*node, head uint64) {
 			t.Fatalf("%s: log key file differs", n.opt.Node.ID)
 		}
 	}
+}
+
+// TestReplicatedChainImport: the server that bootstraps the cluster alone
+// brings the chain it held before the control plane into the log; a member
+// added afterwards receives it and ends identical. A node with such a
+// chain that is not that server refuses to start, naming the fix.
+func TestReplicatedChainImport(t *testing.T) {
+	signers := newSigners(t, 1)
+	trPath, pin := writeTrustRoots(t, t.TempDir(), signers, 1)
+	cfg := testConfig()
+	cfg.TrustRoots, cfg.TrustRootsB3, cfg.AllowDevSigner = trPath, pin, false
+	keys, err := auth.GenerateKeyring()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirA := t.TempDir()
+	seedLog(t, dirA, signers, 1, 300, cfg.SegmentRecords) // more than one import entry
+	plain := startNode(t, testOptions(t, cfg, dirA), signers, 1)
+	plain.commit("before the control plane")
+	plain.stop()
+
+	static := cluster.NewStatic(cluster.NewView("a", nil, time.Now()))
+	opts := func(id, dir string, cc cluster.Config) Options {
+		opt := testOptions(t, cfg, dir)
+		opt.Keys, opt.Plane, opt.Cluster, opt.Node.ID, opt.ClusterConfig = keys, consensus.NewPlane(), static, id, cc
+		opt.Fatal = func(err error) { t.Errorf("%s: fatal: %v", id, err) }
+		return opt
+	}
+	if err := New(opts("x", dirA, cluster.Config{Enabled: true, Server: true})).Start(context.Background()); err == nil ||
+		!strings.Contains(err.Error(), "bootstrap_expect = 1") {
+		t.Fatalf("a chain on a node that does not bootstrap alone: %v", err)
+	}
+
+	a := startNode(t, opts("a", dirA, cluster.Config{Enabled: true, Server: true, BootstrapExpect: 1}), signers, 1)
+	if got := a.com.WriteUnready(); !slices.Contains(got, reasonImporting) {
+		t.Fatalf("writes before the import: %v", got)
+	}
+	b := startNode(t, opts("b", t.TempDir(), cluster.Config{Enabled: true, Server: true}), signers, 1)
+	static.Set(cluster.NewView("a", []cluster.Member{
+		{ID: "a", State: cluster.StateAlive, URLs: map[string]string{registryapi.RoleName: "http://" + a.Addr()}},
+		{ID: "b", State: cluster.StateAlive, URLs: map[string]string{registryapi.RoleName: "http://" + b.Addr()}}}, time.Now()))
+	consensustest.Planes(t, []string{"a"}, []*consensus.Plane{a.opt.Plane})
+	consensustest.Eventually(t, "the import", func() bool { return len(a.com.WriteUnready()) == 0 })
+
+	g, err := consensus.Open(consensus.Options{ID: "b", Bind: "127.0.0.1:0", FSM: b.opt.Plane.FSM(),
+		Profile: consensus.ProfileLocal, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.opt.Plane.Attach(g)
+	t.Cleanup(func() { consensustest.Detach(t, b.opt.Plane) })
+	ctx, cancel := context.WithTimeout(context.Background(), consensustest.WaitBound)
+	defer cancel()
+	if err := a.opt.Plane.Group().AddServer(ctx, consensus.Server{ID: "b", Addr: g.Addr(), Voter: true}); err != nil {
+		t.Fatal(err)
+	}
+	sameEverywhere(t, []*node{a, b}, 301)
+	a.commit("on the control plane")
+	sameEverywhere(t, []*node{a, b}, 302)
 }

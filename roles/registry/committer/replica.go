@@ -15,8 +15,9 @@ import (
 	"github.com/ronhq/ron/runtime/consensus"
 )
 
-// ReasonNoLog is the write-unready reason of a replicated registry whose
-// log has no HEAD yet (the init entry is not applied here yet).
+// ReasonNoLog is the write-unready reason of a replicated registry before
+// the log's init entry is applied here: no HEAD yet, or a chain from before
+// the control plane that is not in the log yet.
 const ReasonNoLog = "no_log"
 
 // Outcomes of a replicated batch refused with 503 no_quorum, in
@@ -109,7 +110,7 @@ func (c *Committer) loadReplica(ctx context.Context) error {
 	st.takeDirty()
 	prevSnap := c.snap.Load()
 	c.snap.Store(fullSnapshot(st))
-	c.ready.set(ReasonNoLog, st.head == nil)
+	c.ready.set(ReasonNoLog, st.head == nil || !ds.logged)
 	if prevSnap != nil { // not Open's first load
 		c.announce(prevSnap.head, st.head)
 	}
