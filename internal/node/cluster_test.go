@@ -155,11 +155,22 @@ func TestClusterReload(t *testing.T) {
 }
 
 // TestMemberAllowListWiring: with registry_admission the node follows its
-// co-located registry: the follower runs and reads the committed HEAD.
+// co-located registry: the follower runs and reads the committed HEAD. In
+// cluster mode the registry is on the control plane, so the node is the
+// server that bootstraps it alone and its registry reads once the log's
+// init entry is applied (polled, bounded by the election and one commit).
 func TestMemberAllowListWiring(t *testing.T) {
-	n, _ := nodetest.StartCluster(t, nodetest.ClusterNode{ID: "node-g", Roles: []string{"registry"}, KeyFile: nodetest.SharedKeyFile(t),
-		Mutate: func(c *node.Config) { c.Cluster.RegistryAdmission = true }})
-	if err := node.CheckMemberAllowList(n); err != nil {
+	n, _ := nodetest.StartCluster(t, nodetest.ClusterNode{ID: "node-g", Roles: []string{"registry", "index"}, KeyFile: nodetest.SharedKeyFile(t),
+		Mutate: func(c *node.Config) {
+			c.Cluster.RegistryAdmission = true
+			c.Cluster.Server, c.Cluster.BootstrapExpect = true, 1
+		}})
+	var err error
+	deadline := time.Now().Add(10 * time.Second)
+	for err = node.CheckMemberAllowList(n); err != nil && time.Now().Before(deadline); err = node.CheckMemberAllowList(n) {
+		time.Sleep(10 * time.Millisecond) // poll the init entry, at most 10 s
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 }

@@ -97,7 +97,11 @@ func (c *checkpointer) round(ctx context.Context) {
 	if c.halted.Load() {
 		return
 	}
-	head, began := c.com.Head().Version, c.now()
+	h, began := c.com.Head(), c.now()
+	if h == nil { // a replicated registry before its init entry
+		return
+	}
+	head := h.Version
 	if c.tree.Size() <= head {
 		if c.pending.IsZero() {
 			c.pending = began
@@ -118,7 +122,7 @@ func (c *checkpointer) signed(began time.Time) {
 	c.signedAt.Store(c.now().UnixNano())
 	c.failures = 0
 	c.pending = time.Time{}
-	if c.tree.Size() <= c.com.Head().Version {
+	if h := c.com.Head(); h != nil && c.tree.Size() <= h.Version {
 		c.pending = began
 	}
 	c.published()
@@ -164,10 +168,11 @@ func (c *checkpointer) checkLag() {
 
 // final signs a last checkpoint covering HEAD at shutdown, if time allows.
 func (c *checkpointer) final(ctx context.Context) error {
-	if c.halted.Load() || ctx.Err() != nil {
+	h := c.com.Head()
+	if c.halted.Load() || ctx.Err() != nil || h == nil {
 		return nil
 	}
-	if _, err := regstore.ExtendTree(ctx, c.tree, c.log, c.com.Head().Version); err != nil {
+	if _, err := regstore.ExtendTree(ctx, c.tree, c.log, h.Version); err != nil {
 		return err
 	}
 	c.signedAt.Store(c.now().UnixNano())

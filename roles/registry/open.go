@@ -35,7 +35,13 @@ func (r *Role) openAll(ctx context.Context, cfg Config) error {
 // openCore bootstraps (when no log exists), opens the committer over the
 // recovered log and the tree over tlog.db, and builds the workers.
 func (r *Role) openCore(ctx context.Context, cfg Config, spec regstore.Spec) error {
-	plan, err := r.bootstrap(ctx, cfg, spec)
+	var plan genesisPlan
+	var err error
+	if r.replicated() { // genesis comes with the log's init entry (registry-init)
+		err = r.checkUnlogged(ctx)
+	} else {
+		plan, err = r.bootstrap(ctx, cfg, spec)
+	}
 	if err != nil {
 		return err
 	}
@@ -45,14 +51,17 @@ func (r *Role) openCore(ctx context.Context, cfg Config, spec regstore.Spec) err
 		return fmt.Errorf("registry: open committer: %w", err)
 	}
 	r.com = com
-	if plan.dev == nil {
-		plan.dev = devSignerOf(spec, com.Head().Set)
+	if h := com.Head(); plan.dev == nil && h != nil {
+		plan.dev = devSignerOf(spec, h.Set)
 	}
 	r.dev = plan.dev
 	tctx, cancel := context.WithTimeout(ctx, regstore.StoreTimeout)
 	defer cancel()
 	if r.tree, err = tiles.OpenTree(tctx, r.st.TlogDB, r.st.Key); err != nil {
 		return fmt.Errorf("registry: open tlog.db: %w", err)
+	}
+	if r.replicated() {
+		r.openMachine()
 	}
 	r.buildWorkers()
 	r.registerGauges()
@@ -70,6 +79,9 @@ func (r *Role) committerOptions(cfg Config) committer.Options {
 	opt.QueueCapacity.Proposals = cfg.QueueProposals
 	opt.QueueCapacity.Approvals = cfg.QueueApprovals
 	opt.QueueCapacity.Commits = cfg.QueueCommits
+	if r.replicated() {
+		r.replicaOptions(&opt)
+	}
 	return opt
 }
 
@@ -127,7 +139,11 @@ func (r *Role) buildWorkers() {
 // − 1 to HEAD get every deep-verifier check, and the checkpoint its
 // signature and root check. It reports whether all passed.
 func (r *Role) verifyTail() bool {
-	log, head := r.st.Log, r.com.Head().Version
+	h := r.com.Head()
+	if h == nil { // a replicated registry before its init entry: nothing to verify
+		return true
+	}
+	log, head := r.st.Log, h.Version
 	from := max(r.tree.Size(), 1) - 1
 	from = max(from, log.MinIndex())
 	prev := r.anchorLink(from)
@@ -183,7 +199,11 @@ func (r *Role) catchUp(ctx context.Context, tailOK bool) {
 		return
 	}
 	size := r.tree.Size()
-	if _, err := regstore.ExtendTree(ctx, r.tree, r.st.Log, r.com.Head().Version); err != nil {
+	h := r.com.Head()
+	if h == nil {
+		return
+	}
+	if _, err := regstore.ExtendTree(ctx, r.tree, r.st.Log, h.Version); err != nil {
 		r.ckpt.failed(ctx, err)
 		return
 	}
@@ -217,7 +237,7 @@ func (r *Role) freeze(on bool) {
 		ev = eventFreeze
 	}
 	r.met.audit(ev)
-	r.Log.Info().Str("event", ev).Uint64("version", r.com.Head().Version).Msg("registry writes " + ev)
+	r.Log.Info().Str("event", ev).Int64("version", r.headVersion()).Msg("registry writes " + ev)
 }
 
 // registerGauges exports the role's gauges, read on every scrape.

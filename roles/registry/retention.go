@@ -80,7 +80,11 @@ func (t *retention) round(ctx context.Context) (int, error) {
 // segment the policy lets go fails a safety condition, the skip reason.
 func (t *retention) plan(cfg Config) (uint64, string) {
 	cut := t.log.MinIndex()
-	size, head, through := t.tree.Size(), t.com.Head().Version, t.through()
+	h := t.com.Head()
+	if h == nil { // a replicated registry before its init entry
+		return cut, ""
+	}
+	size, head, through := t.tree.Size(), h.Version, t.through()
 	total := t.log.Bytes()
 	for _, s := range t.log.Segments() {
 		if s.Records == 0 {

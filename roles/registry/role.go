@@ -17,6 +17,7 @@ import (
 	"github.com/ronhq/ron/roles/registry/regstore"
 	"github.com/ronhq/ron/roles/registry/tiles"
 	"github.com/ronhq/ron/runtime"
+	"github.com/ronhq/ron/runtime/consensus"
 	"github.com/ronhq/ron/runtime/module"
 )
 
@@ -53,6 +54,8 @@ type Role struct {
 	ret  *retention
 	dev  *regstore.DevSigner
 
+	replicaFields // replicated mode (docs/cluster.md §14)
+
 	running     atomic.Bool // Start finished: every field above is set
 	open        atomic.Bool
 	stopped     atomic.Bool
@@ -85,6 +88,9 @@ func New(opt Options) *Role {
 	}
 	r := &Role{opt: opt, met: roleMetrics{opt.Metrics}, now: time.Now, cpu: make(chan struct{}, goruntime.GOMAXPROCS(0))}
 	r.Base = rolebase.New(roleName, opt.Config, &opt.Env, func(c Config) string { return c.Listen })
+	if r.replicated() {
+		opt.Plane.Register(consensus.KindRegistry, registryMachine{r})
+	}
 	// The live keys of docs/registry.md §7 reload; trust_roots and trust_roots_b3 are forbidden
 	// (forbidden_config), listen, allow_dev_signer, log_origin, the three queue capacities and
 	// segment_records need a restart; a rejection counts in ron_registry_reload_fail_total{reason}
@@ -92,6 +98,15 @@ func New(opt Options) *Role {
 	r.OnReload(runtime.Reconfig[Config]{Validate: r.validate, Refuse: r.checkKeys,
 		Running: func() bool { return true }, Reconfigure: r.reconfigure})
 	return r
+}
+
+// headVersion is HEAD's version, -1 when there is none (a replicated
+// registry before its init entry).
+func (r *Role) headVersion() int64 {
+	if h := r.com.Head(); h != nil {
+		return int64(h.Version)
+	}
+	return -1
 }
 
 // config returns the current config.
@@ -145,16 +160,20 @@ func (r *Role) Start(ctx context.Context) error {
 	r.startWorkers()
 	r.awaitWriter(ctx)
 	r.running.Store(true)
-	r.Log.Info().Str("listen", r.Addr()).Uint64("head", r.com.Head().Version).Str("origin", r.st.Key.Origin()).
+	r.Log.Info().Str("listen", r.Addr()).Int64("head", r.headVersion()).Str("origin", r.tree.Key().Origin()).
 		Strs("write_unready", r.com.WriteUnready()).Msg("registry listening")
 	return nil
 }
 
 // serve builds the API and the listener with its routes and binds it.
 func (r *Role) serve(cfg Config) error {
-	r.api = httpapi.New(httpapi.Options{Committer: r.com, Tree: r.tree, Log: r.st.Log, Keys: r.opt.Keys,
+	opt := httpapi.Options{Committer: r.com, Tree: r.tree, Log: r.st.Log, Keys: r.opt.Keys,
 		Settings: r.settings, Status: r.status, MinIndex: r.st.Log.MinIndex, Now: r.now,
-		Metrics: r.opt.Metrics, Logger: r.opt.Log})
+		Metrics: r.opt.Metrics, Logger: r.opt.Log}
+	if r.replicated() {
+		opt.Forward = r.forward
+	}
+	r.api = httpapi.New(opt)
 	e := r.NewServer(httpx.ServerOptions{Metrics: r.opt.Metrics.Set(), Limits: cfg.Ingress.Limits(),
 		Streaming: httpapi.Streaming, LongLived: httpapi.Streaming}).Echo()
 	r.api.Mount(e)
@@ -180,6 +199,9 @@ func (r *Role) startWorkers() {
 	r.Tasks.Go("registry-verifier", r.ver.run)
 	if !r.opt.Amnesia { // amnesia prunes nothing
 		r.Tasks.Go("registry-retention", r.ret.run)
+	}
+	if r.replicated() {
+		r.Tasks.Go("registry-init", r.initLog)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ronhq/ron/roles/registry/committer"
 	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 )
@@ -12,6 +13,9 @@ import (
 // snapshots and atomics, so it is cheap and safe at any time after Start.
 func (r *Role) status() registryapi.Status {
 	h := r.com.Head()
+	if h == nil { // a replicated registry before its init entry
+		h = &committer.Head{Set: &descriptor.Set{}}
+	}
 	reasons := r.com.WriteUnready()
 	if reasons == nil {
 		reasons = []string{}
@@ -69,7 +73,7 @@ func (r *Role) Details() any {
 		"min_index": s.MinIndex, "open_proposals": s.OpenProposals,
 		"verified_through": s.Verifier.VerifiedThrough,
 	}
-	d["origin"] = r.st.Key.Origin()
+	d["origin"] = r.tree.Key().Origin()
 	return d
 }
 

@@ -18,7 +18,8 @@ type Kind byte
 
 // The control plane's state machines.
 const (
-	KindNames Kind = 'n' // name pointers (roles/index/namelog)
+	KindNames    Kind = 'n' // name pointers (roles/index/namelog)
+	KindRegistry Kind = 'r' // the registry's log and proposals (roles/registry/reglog)
 )
 
 // snapshotMagic opens a multiplexed snapshot.

@@ -43,6 +43,22 @@ type Options struct {
 	// CPU is the semaphore Approve takes around signature checks; nil = a
 	// private one of size GOMAXPROCS.
 	CPU chan struct{}
+
+	// Replicate, when set, puts the committer in replicated mode
+	// (docs/cluster.md §14): persist proposes each batch's effects to the
+	// control plane instead of writing the stores, and returns once the
+	// entry is committed and applied here (the registry's state machine,
+	// roles/registry/reglog, writes the stores on every member, this one
+	// included). Its errors are the plane's: consensus.ErrNoQuorum or
+	// *consensus.NotLeaderError (nothing was written), anything else (the
+	// outcome is unknown). Leading and Barrier are required with it.
+	Replicate func(ctx context.Context, fx Effects) error
+	// Leading reports whether this member leads the control plane: only
+	// the leader takes batches and runs sweeps.
+	Leading func() bool
+	// Barrier returns once this member, as leader, has applied every entry
+	// committed before the call (consensus.Plane.Barrier).
+	Barrier func(ctx context.Context) error
 }
 
 // Committer is the registry's single writer. Run is its only goroutine
@@ -67,6 +83,8 @@ type Committer struct {
 	ready *readiness
 	snap  atomic.Pointer[snapshot]
 
+	repl replica // replicated mode (Options.Replicate set)
+
 	active   atomic.Bool // a Run is active (CompareAndSwap refuses a second one)
 	st       *state      // owned by Open, then by the active Run's goroutine
 	poisoned atomic.Bool // a batch began and did not finish: st must be reloaded
@@ -76,8 +94,12 @@ type Committer struct {
 var errDoubleRun = errors.New("committer: Run is already running")
 
 // Open loads HEAD, proposals, tombstones and retired signers from
-// registry.db; applies rec.Beyond (and any further log records beyond the
-// stored HEAD): HEAD rolls forward and matching proposals are marked
+// registry.db. In replicated mode (Options.Replicate) that is all: the
+// stores are the state machine's, so Open appends no genesis, rolls
+// nothing forward and writes nothing (an empty registry has no HEAD and
+// writes stay unready, "no_log", until the log's init entry is applied).
+// Otherwise it applies rec.Beyond (and any further log records beyond
+// the stored HEAD): HEAD rolls forward and matching proposals are marked
 // committed; with an empty log and genesis != nil it appends genesis
 // (version 0, no approvals, committed_at = created_at) durably. It marks
 // stale proposals, expires due ones, persists the result and publishes the
@@ -86,13 +108,20 @@ func Open(ctx context.Context, opt Options, genesis *descriptor.Set, rec segment
 	if opt.Log == nil || opt.DB == nil {
 		return nil, errors.New("committer: Options.Log and Options.DB are required")
 	}
+	if opt.Replicate != nil && (opt.Leading == nil || opt.Barrier == nil) {
+		return nil, errors.New("committer: Options.Replicate needs Leading and Barrier")
+	}
 	c := newCommitter(opt)
 	if rec.Kind != "" {
 		for _, k := range rec.Kinds() {
 			c.mt.recovery(k)
 		}
 	}
-	if err := c.load(ctx, genesis, rec.Beyond); err != nil {
+	load := func() error { return c.load(ctx, genesis, rec.Beyond) }
+	if c.repl.on() {
+		load = func() error { return c.loadReplica(ctx) }
+	}
+	if err := load(); err != nil {
 		return nil, err
 	}
 	c.registerGauges()
@@ -116,6 +145,7 @@ func newCommitter(opt Options) *Committer {
 	if c.cpu == nil {
 		c.cpu = make(chan struct{}, goruntime.GOMAXPROCS(0))
 	}
+	c.repl = newReplica(opt)
 	qc := opt.QueueCapacity
 	c.qProposals = runtime.NewQueue[*message](m, roleName, "registry_proposals", orDefault(qc.Proposals), runtime.Reject)
 	c.qApprovals = runtime.NewQueue[*message](m, roleName, "registry_approvals", orDefault(qc.Approvals), runtime.Reject)

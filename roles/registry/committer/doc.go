@@ -29,6 +29,15 @@
 // the role-supplied write-unready reasons and is never held across I/O or
 // a channel operation.
 //
+// Replicated mode (Options.Replicate; docs/cluster.md §14). Steps (1) and
+// (2) become one proposal of the batch's Effects to the control plane; the
+// registry's state machine (roles/registry/reglog) writes them on every
+// member, this one included, and the batch is answered once its entry is
+// applied here. Only the leader takes batches and sweeps, after a barrier
+// and a reload; every other member's committer only follows: Notice marks
+// its state stale and Run reloads it from the stores, publishes the
+// snapshot and calls OnCommit for each new version. Open writes nothing.
+//
 // Time. Every time stamp and TTL uses the injected Clock; expiry is also
 // judged lazily on read, so a proposal past expires_at answers 410 before
 // the next sweep closes it. Sweeps (expiry, tombstone TTL, the 10,000

@@ -16,11 +16,16 @@ import (
 // that applies the same effects in the same order holds the same registry
 // (docs/cluster.md §14).
 type Effects struct {
+	// Token names the batch that made the effects (chosen by the leader's
+	// committer, unique per batch; "" outside replicated mode): the
+	// committer that proposed them recognises its own batch when the state
+	// machine applies it (docs/cluster.md §14).
+	Token     string           `json:"token,omitempty"`
 	Records   []segment.Record `json:"records,omitempty"`
 	Proposals []storedProposal `json:"proposals,omitempty"`
 	Deleted   []string         `json:"deleted,omitempty"`
 	Head      *storedHead      `json:"head,omitempty"`
-	Retired   []string         `json:"retired,omitempty"`
+	Retired   []string         `json:"retired"` // null without a HEAD; [] when none retired
 }
 
 // touchesDB reports whether fx changes registry.db.
@@ -49,6 +54,11 @@ func effectsOf(st *state, b *batch, ids []string, headDirty bool) Effects {
 	}
 	return fx
 }
+
+// WriteEffects stores fx's HEAD, retired signers and proposals in tx (the
+// log records are the caller's: they go to the segment log first). The
+// registry's replicated state machine calls it inside its own transaction.
+func WriteEffects(tx kv.Tx, fx Effects) error { return writeEffects(tx, fx) }
 
 // writeEffects stores fx's HEAD, retired signers and proposals in tx.
 func writeEffects(tx kv.Tx, fx Effects) error {

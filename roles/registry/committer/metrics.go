@@ -92,10 +92,18 @@ func (mt *meters) busy(endpoint string) { mt.m.BusyRejection(roleName, endpoint)
 // the current snapshot on every scrape.
 func (c *Committer) registerGauges() {
 	g := func(name string, fn func() float64) { c.mt.m.Gauge(name, fn, "role", roleName) }
-	g("registry_head_version", func() float64 { return float64(c.snap.Load().head.Version) })
+	head := func(fn func(h *Head) float64) func() float64 { // no HEAD yet (replicated, before init): -1
+		return func() float64 {
+			if h := c.snap.Load().head; h != nil {
+				return fn(h)
+			}
+			return -1
+		}
+	}
+	g("registry_head_version", head(func(h *Head) float64 { return float64(h.Version) }))
 	g("registry_pending_proposals", func() float64 { return float64(len(c.snap.Load().open)) })
-	g("registry_signers", func() float64 { return float64(len(c.snap.Load().head.Set.Signers)) })
-	g("registry_quorum_m", func() float64 { return float64(c.snap.Load().head.Set.Quorum.M) })
+	g("registry_signers", head(func(h *Head) float64 { return float64(len(h.Set.Signers)) }))
+	g("registry_quorum_m", head(func(h *Head) float64 { return float64(h.Set.Quorum.M) }))
 	g("registry_write_ready", func() float64 {
 		if len(c.WriteUnready()) == 0 {
 			return 1

@@ -36,21 +36,36 @@ func (c *Committer) Run(ctx context.Context) error {
 			c.refuseQueued()
 			return nil
 		case <-tick.C:
-			c.sweep()
+			c.sweepIfLeading(ctx)
 		case <-c.bell:
+		case <-c.repl.bell: // nil outside replicated mode: never ready
 		}
-		for ctx.Err() == nil && c.step() {
+		c.follow(ctx)
+		for ctx.Err() == nil && c.step(ctx) {
 			select { // a steady stream of batches must not starve the sweeps
 			case <-tick.C:
-				c.sweep()
+				c.sweepIfLeading(ctx)
 			default:
 			}
+			c.follow(ctx)
 		}
 	}
 }
 
+// sweepIfLeading runs a sweep, in replicated mode only on the leader.
+func (c *Committer) sweepIfLeading(ctx context.Context) {
+	if c.repl.on() && !c.lead(ctx) {
+		return
+	}
+	c.sweep()
+}
+
 // recover rebuilds the working state after an interrupted batch.
 func (c *Committer) recover(ctx context.Context) {
+	if c.repl.on() {
+		c.reloadReplica(ctx)
+		return
+	}
 	lctx, cancel := context.WithTimeout(ctx, dbTimeout)
 	defer cancel()
 	if err := c.reload(lctx); err != nil {
@@ -61,10 +76,19 @@ func (c *Committer) recover(ctx context.Context) {
 }
 
 // step takes one batch and processes it; false when the queues were empty.
-func (c *Committer) step() bool {
+// In replicated mode a member that does not lead (or could not run its
+// barrier) answers the batch with 503 no_quorum, nothing written: the API
+// forwards writes to the leader, so only a write racing a change of leader
+// gets here.
+func (c *Committer) step(ctx context.Context) bool {
 	msgs := c.gather(1 + c.limits().GroupCommitMax)
 	if len(msgs) == 0 {
 		return false
+	}
+	if c.repl.on() && !c.lead(ctx) {
+		b := &batch{msgs: msgs, skip: make([]bool, len(msgs))}
+		c.answerAll(b, errNoQuorum(OutcomeNotWritten, "this member does not lead the control plane; nothing was written, retry"))
+		return true
 	}
 	c.process(msgs)
 	return true
@@ -120,6 +144,12 @@ func (c *Committer) finish(b *batch) {
 	c.st.evictOverCap()
 	ids, headDirty := c.st.takeDirty()
 	if err := c.persist(b, ids, headDirty); err != nil {
+		if c.repl.on() { // the working state may be ahead of the log: reload, barrier first
+			c.answerAll(b, err)
+			c.repl.foreign.Store(true)
+			c.reloadReplica(context.Background())
+			return
+		}
 		c.answerAll(b, errNotReady(ReasonStorage))
 		return
 	}
@@ -133,9 +163,13 @@ func (c *Committer) finish(b *batch) {
 }
 
 // persist makes the batch durable: its effects (effectsOf) go to (1) the
-// log and (2) registry.db.
+// log and (2) registry.db, or in replicated mode to the control plane
+// (propose).
 func (c *Committer) persist(b *batch, ids []string, headDirty bool) error {
 	fx := effectsOf(c.st, b, ids, headDirty)
+	if c.repl.on() {
+		return c.propose(fx)
+	}
 	if len(fx.Records) > 0 {
 		t := time.Now()
 		err := c.log.Append(fx.Records)

@@ -19,6 +19,9 @@ const (
 	KeyOrigin         = "origin"          // the checkpoint origin (written by the role)
 	KeyMinIndex       = "min_index"       // u64 big-endian
 	KeyRetiredSigners = "retired_signers" // JSON array of signer ids once in force, absent from HEAD
+	// KeyLogApplied is the control-plane log index of the last registry
+	// entry applied (u64 big-endian; absent outside the control plane).
+	KeyLogApplied = "log_applied"
 )
 
 // storedHead is the meta/head value.
@@ -49,6 +52,7 @@ type storedProposal struct {
 // dbState is what registry.db holds for the committer.
 type dbState struct {
 	head    *storedHead // nil: no HEAD yet
+	logged  bool        // meta/log_applied is set (a replicated registry applied an entry)
 	retired []string
 	props   []storedProposal
 }
@@ -118,6 +122,7 @@ func readDB(ctx context.Context, db kv.DB) (dbState, error) {
 			return err
 		}
 		if b := tx.Bucket(BucketMeta); b != nil {
+			s.logged = b.Get([]byte(KeyLogApplied)) != nil
 			if raw := b.Get([]byte(KeyRetiredSigners)); raw != nil {
 				if err := json.Unmarshal(raw, &s.retired); err != nil {
 					return fmt.Errorf("committer: registry.db meta/retired_signers: %w", err)

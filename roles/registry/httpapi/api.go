@@ -40,6 +40,10 @@ type Options struct {
 	Now func() time.Time
 	// Metrics receives the SSE and rejection metrics; nil = a private set.
 	Metrics *runtime.Metrics
+	// Forward, when set, runs first on the three write routes: in cluster
+	// mode it relays a write to the control-plane leader's registry when
+	// this member does not lead (docs/cluster.md §14), else calls next.
+	Forward echo.MiddlewareFunc
 	// Logger receives audit lines of handler-side rejections.
 	Logger zerolog.Logger
 }
@@ -145,10 +149,14 @@ func (a *API) Mount(e *echo.Echo) {
 	e.Match(get, registryapi.RouteStatus, a.getStatus, a.readScope)
 	e.Match(get, registryapi.RouteStream, a.getStream, a.readScope)
 	e.Match(get, registryapi.RouteProposals, a.listProposals, a.readScope)
-	e.POST(registryapi.RouteProposals, a.postProposal, a.requireScope(registryapi.ScopePropose))
+	fwd := a.opt.Forward
+	if fwd == nil {
+		fwd = func(next echo.HandlerFunc) echo.HandlerFunc { return next }
+	}
+	e.POST(registryapi.RouteProposals, a.postProposal, fwd, a.requireScope(registryapi.ScopePropose))
 	e.Match(get, registryapi.RouteProposal, a.getProposal, a.readScope)
-	e.POST(registryapi.RouteApprove, a.postApproval, a.requireScope(registryapi.ScopeApprove))
-	e.POST(registryapi.RouteCommit, a.postCommit, a.requireScope(registryapi.ScopeCommit))
+	e.POST(registryapi.RouteApprove, a.postApproval, fwd, a.requireScope(registryapi.ScopeApprove))
+	e.POST(registryapi.RouteCommit, a.postCommit, fwd, a.requireScope(registryapi.ScopeCommit))
 	e.Match(get, registryapi.RouteCheckpoint, a.getCheckpoint, a.readScope)
 	e.Match(get, registryapi.RouteKey, a.getKey, a.readScope)
 	e.Match(get, registryapi.RouteTile, a.getTile, a.readScope)

@@ -32,7 +32,7 @@ func (l *LocalClient) Head(ctx context.Context) (registryapi.Head, error) {
 	if err := ctx.Err(); err != nil {
 		return registryapi.Head{}, httpx.LocalError(ctx, err)
 	}
-	return l.a.doHead(), nil
+	return l.a.doHead()
 }
 
 // Get implements registryapi.Client like GET /registry/{version}.

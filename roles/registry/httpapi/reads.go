@@ -10,21 +10,37 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/content"
+	"github.com/ronhq/ron/roles/registry/committer"
 	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/roles/registry/segment"
 )
 
-// doHead returns the committed HEAD.
-func (a *API) doHead() registryapi.Head {
+// doHead returns the committed HEAD; 503 not_ready (no_log) when there is
+// none yet (a replicated registry before its init entry).
+func (a *API) doHead() (registryapi.Head, error) {
 	h := a.c.Head()
-	return registryapi.Head{Version: h.Version, PayloadB3: h.PayloadB3, CommittedAt: h.CommittedAt}
+	if h == nil {
+		return registryapi.Head{}, errNoLog()
+	}
+	return registryapi.Head{Version: h.Version, PayloadB3: h.PayloadB3, CommittedAt: h.CommittedAt}, nil
+}
+
+// errNoLog is 503 not_ready (no_log): the replicated registry has no HEAD
+// here yet.
+func errNoLog() error {
+	return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNotReady,
+		"the registry's log is not initialised here yet (the control plane's init entry is not applied)").
+		WithRetryAfter(1).WithDetails(map[string]any{"reason": committer.ReasonNoLog})
 }
 
 // getHead answers GET /registry/head from the snapshot's pre-encoded body:
 // ETag "<version>-<16 hex>", no-cache, 304 on a matching If-None-Match.
 func (a *API) getHead(c echo.Context) error {
 	h := a.c.Head()
+	if h == nil {
+		return errNoLog()
+	}
 	if done, err := conditional(c, h.ETag, ccNoCache); done {
 		return err
 	}
@@ -52,6 +68,9 @@ func (a *API) doGet(v uint64) ([]byte, error) {
 		return nil, errGone(reasonPruned, "version %d is below min_index %d", v, min)
 	}
 	h := a.c.Head()
+	if h == nil {
+		return nil, errNoLog()
+	}
 	switch {
 	case v > h.Version:
 		return nil, errNotFound("version %d is beyond HEAD %d", v, h.Version)

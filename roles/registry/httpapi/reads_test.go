@@ -106,7 +106,8 @@ func TestProposalReadsAndStatus(t *testing.T) {
 			p.Quorum != (registryapi.Quorum{M: 2, N: 3}) || p.CommittedVersion != nil {
 			t.Fatalf("proposal: %d %s", resp.StatusCode, body)
 		}
-		e.status = registryapi.Status{Head: e.a.doHead(), ReadReady: true, Signers: []string{signerID(1)}}
+		head, _ := e.a.doHead()
+		e.status = registryapi.Status{Head: head, ReadReady: true, Signers: []string{signerID(1)}}
 		resp, body = e.request(http.MethodGet, "/registry/status", nil)
 		var st registryapi.Status
 		if err := json.Unmarshal(body, &st); err != nil || resp.StatusCode != 200 ||

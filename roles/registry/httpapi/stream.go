@@ -49,7 +49,10 @@ func startAt(last *uint64, head uint64) uint64 {
 // reason; a server-side failure (an unreadable log record) is logged
 // instead.
 func (h *Hub) serve(ctx context.Context, out sink, last *uint64) {
-	head := h.a.c.Head().Version
+	var head uint64 // no HEAD yet (a replicated registry before its init entry): start at genesis
+	if hd := h.a.c.Head(); hd != nil {
+		head = hd.Version
+	}
 	s := &stream{h: h, out: out, next: startAt(last, head), replayTo: head}
 	err := s.run(ctx)
 	if reason := reasonOf(ctx, err); reason != "" {
@@ -133,7 +136,11 @@ func (s *stream) catchUp(ctx context.Context) (wrote bool, err error) {
 		if err := s.alive(ctx); err != nil {
 			return wrote, err
 		}
-		head := s.h.a.c.Head().Version
+		hd := s.h.a.c.Head()
+		if hd == nil {
+			return wrote, nil
+		}
+		head := hd.Version
 		if min := s.h.a.opt.MinIndex(); s.next < min {
 			s.next = min // pruned start: the subscriber sees the gap
 		}

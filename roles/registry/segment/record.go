@@ -26,9 +26,9 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // wrote it (≤ MaxCorrID printable ASCII bytes, may be empty) and the
 // artifact's canonical bytes.
 type Record struct {
-	Version  uint64
-	CorrID   string
-	Artifact []byte
+	Version  uint64 `json:"version"`
+	CorrID   string `json:"corr_id,omitempty"`
+	Artifact []byte `json:"artifact"` // base64 in JSON (the registry's log entries)
 }
 
 // encodedLen is the number of bytes EncodeRecord appends for r.

@@ -46,7 +46,7 @@ func (t *Tree) appendTx(tx kv.Tx, hashes [][32]byte) (Checkpoint, error) {
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	prev, ok, err := storedCheckpoint(cb, t.key)
+	prev, ok, err := storedCheckpoint(cb, t.Key())
 	if err != nil {
 		return Checkpoint{}, err
 	}
@@ -69,7 +69,7 @@ func (t *Tree) appendTx(tx kv.Tx, hashes [][32]byte) (Checkpoint, error) {
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	cp, err := signCheckpoint(t.key, w.size, root)
+	cp, err := signCheckpoint(t.Key(), w.size, root)
 	if err != nil {
 		return Checkpoint{}, err
 	}

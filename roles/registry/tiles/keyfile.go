@@ -95,6 +95,16 @@ func createLogKey(dataDir, origin string) error {
 	if err != nil {
 		return err
 	}
+	return writeLogKey(dataDir, k)
+}
+
+// writeLogKey publishes k's file unless one exists already (then it is
+// left as it is).
+func writeLogKey(dataDir string, k *LogKey) error {
+	dir := filepath.Dir(LogKeyPath(dataDir))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("tiles: create key dir: %w", err)
+	}
 	suffix := make([]byte, 8)
 	_, _ = rand.Read(suffix) // crypto/rand.Read never fails (Go 1.24+)
 	tmp := filepath.Join(dir, LogKeyFile+".tmp-"+hex.EncodeToString(suffix))
@@ -104,6 +114,67 @@ func createLogKey(dataDir, origin string) error {
 	defer os.Remove(tmp)
 	if err := durable.RenameNoReplace(tmp, LogKeyPath(dataDir)); err != nil && !errors.Is(err, durable.ErrExists) {
 		return fmt.Errorf("tiles: publish log key: %w", err)
+	}
+	if err := durable.SyncDir(dir); err != nil {
+		return fmt.Errorf("tiles: sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// InstallLogKey makes skey (a note signer key, as ParseLogKey takes it) the
+// log key of dataDir: a missing file is created durably with it (as
+// LoadOrCreateLogKey creates one), an existing file must hold the same key
+// (else an error wrapping ErrKeyMismatch). The registry's replicated state
+// machine installs the key of the log's init entry with it, so every member
+// signs checkpoints with one key.
+func InstallLogKey(dataDir, skey string) (*LogKey, error) {
+	k, err := ParseLogKey(skey)
+	if err != nil {
+		return nil, err
+	}
+	have, err := readLogKey(dataDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := writeLogKey(dataDir, k); err != nil {
+			return nil, err
+		}
+		have, err = readLogKey(dataDir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if have.SignerKey() != k.SignerKey() {
+		return nil, fmt.Errorf("%w: %s holds the key of %q (%08x), the log's is %q (%08x)", ErrKeyMismatch,
+			LogKeyPath(dataDir), have.Origin(), have.KeyID(), k.Origin(), k.KeyID())
+	}
+	return have, nil
+}
+
+// ErrKeyMismatch is InstallLogKey's error when the key file holds another
+// key than the log's.
+var ErrKeyMismatch = errors.New("tiles: the log key file holds another key")
+
+// SignerKey returns the key's text as the key file holds it (without the
+// newline): "PRIVATE+KEY+<origin>+<key ID>+<base64>". It is secret.
+func (k *LogKey) SignerKey() string { return k.signerKey() }
+
+// ReplaceLogKey makes k the key of dataDir's key file, replacing any key
+// there (temp file + fsync + rename + fsync of the directory). Only a
+// registry that never signed a leaf may do it: a replicated member that
+// takes the log's key from its init entry (docs/cluster.md §14).
+func ReplaceLogKey(dataDir string, k *LogKey) error {
+	dir := filepath.Dir(LogKeyPath(dataDir))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("tiles: create key dir: %w", err)
+	}
+	suffix := make([]byte, 8)
+	_, _ = rand.Read(suffix) // crypto/rand.Read never fails (Go 1.24+)
+	tmp := filepath.Join(dir, LogKeyFile+".tmp-"+hex.EncodeToString(suffix))
+	if err := durable.WriteFileSync(tmp, []byte(k.signerKey()+"\n"), 0o600); err != nil {
+		return fmt.Errorf("tiles: write log key: %w", err)
+	}
+	if err := os.Rename(tmp, LogKeyPath(dataDir)); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("tiles: replace log key: %w", err)
 	}
 	if err := durable.SyncDir(dir); err != nil {
 		return fmt.Errorf("tiles: sync %s: %w", dir, err)

@@ -3,6 +3,7 @@ package tiles
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -18,7 +19,7 @@ import (
 // never ahead of the durable tiles.
 type Tree struct {
 	db  kv.DB
-	key *LogKey
+	key atomic.Pointer[LogKey] // replaced only by Rekey, while the tree is empty
 	cp  atomic.Pointer[Checkpoint]
 }
 
@@ -52,13 +53,44 @@ func OpenTree(ctx context.Context, kdb kv.DB, key *LogKey) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tiles: open tree: %w", err)
 	}
-	t := &Tree{db: kdb, key: key}
+	t := &Tree{db: kdb}
+	t.key.Store(key)
 	t.cp.Store(&cp)
 	return t, nil
 }
 
 // Key returns the log key the tree signs with.
-func (t *Tree) Key() *LogKey { return t.key }
+func (t *Tree) Key() *LogKey { return t.key.Load() }
+
+// ErrNotEmpty is Rekey's error on a tree that covers leaves.
+var ErrNotEmpty = errors.New("tiles: the tree covers leaves: its key is fixed")
+
+// Rekey makes key the tree's log key while the tree is empty (size 0): it
+// stores and publishes the empty tree's checkpoint signed with key. A
+// replicated registry that joins a log takes the log's key this way
+// (docs/cluster.md §14). It must not run concurrently with Append.
+func (t *Tree) Rekey(ctx context.Context, key *LogKey) error {
+	if t.Size() != 0 {
+		return ErrNotEmpty
+	}
+	cp, err := signCheckpoint(key, 0, EmptyRoot)
+	if err != nil {
+		return err
+	}
+	err = t.db.Update(ctx, func(tx kv.Tx) error {
+		b, err := tx.CreateBucket(bucketCheckpoint)
+		if err != nil {
+			return err
+		}
+		return b.Put(checkpointKey, cp.Note)
+	})
+	if err != nil {
+		return fmt.Errorf("tiles: rekey: %w", err)
+	}
+	t.key.Store(key)
+	t.cp.Store(&cp)
+	return nil
+}
 
 // Size returns the number of leaves covered by the published checkpoint.
 func (t *Tree) Size() uint64 { return t.cp.Load().Size }
@@ -198,7 +230,7 @@ func (t *Tree) proof(size uint64, nodes proof.Nodes) ([][]byte, error) {
 // leaves, which needs the leaves.
 func (t *Tree) VerifyCheckpoint() error {
 	cp := t.Checkpoint()
-	parsed, err := ParseCheckpoint(cp.Note, t.key.Verifier())
+	parsed, err := ParseCheckpoint(cp.Note, t.Key().Verifier())
 	if err != nil {
 		return err
 	}
