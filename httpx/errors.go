@@ -47,6 +47,25 @@ const (
 	CodeNoQuorum = "no_quorum"
 )
 
+// Outcomes of a replicated write refused with 503 no_quorum, in its
+// details.outcome (docs/cluster.md §14): nothing was written, or the write
+// may still be applied (retry only what is safe to repeat).
+const (
+	OutcomeNotWritten = "not_written"
+	OutcomeUnknown    = "unknown"
+)
+
+// NoQuorum is the 503 no_quorum of a replicated write (Retry-After 1)
+// with details.outcome (OutcomeNotWritten or OutcomeUnknown) and, when
+// leader is not "", details.leader: the leader the write was for.
+func NoQuorum(outcome, leader, format string, args ...any) *Error {
+	d := map[string]any{"outcome": outcome}
+	if leader != "" {
+		d["leader"] = leader
+	}
+	return NewError(http.StatusServiceUnavailable, CodeNoQuorum, format, args...).WithDetails(d)
+}
+
 // Error is the one error shape every ron listener answers with. It is also an
 // error value, so handlers and clients pass it around unchanged.
 type Error struct {

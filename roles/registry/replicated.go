@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ronhq/ron/httpx"
+	"github.com/ronhq/ron/httpx/client"
 	"github.com/ronhq/ron/roles/registry/committer"
 	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/registry/reglog"
@@ -279,34 +280,19 @@ func (r *Role) forward(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		if c.Request().Header.Get(HeaderForwarded) != "" {
-			return noQuorum(committer.OutcomeNotWritten, "leadership moved while the write was forwarded; nothing was written, retry")
+			return httpx.NoQuorum(httpx.OutcomeNotWritten, "", "leadership moved while the write was forwarded; nothing was written, retry")
 		}
-		leader := r.awaitLeader(c.Request().Context())
-		if leader == "" {
-			return noQuorum(committer.OutcomeNotWritten, plane.NoQuorumReason())
+		leader, ok := plane.AwaitOtherLeader(c.Request().Context(), "")
+		if !ok {
+			return httpx.NoQuorum(httpx.OutcomeNotWritten, "", "%s", plane.NoQuorumReason())
 		}
 		m, ok := r.opt.Cluster.View().Member(leader)
 		base := m.URL(registryapi.RoleName)
 		if !ok || base == "" {
-			return noQuorum(committer.OutcomeNotWritten, fmt.Sprintf("the control-plane leader %s does not run the registry: "+
-				"every cluster.server = true node must run the registry when any node does (add \"registry\" to its roles)", leader))
+			return httpx.NoQuorum(httpx.OutcomeNotWritten, leader, "the control-plane leader %s does not run the registry: "+
+				"every cluster.server = true node must run the registry when any node does (add \"registry\" to its roles)", leader)
 		}
 		return r.relay(c, leader, base)
-	}
-}
-
-// awaitLeader returns the leader's id, waiting (polled, bounded by the
-// request and forwardTimeout) while none is known.
-func (r *Role) awaitLeader(ctx context.Context) string {
-	ctx, cancel := context.WithTimeout(ctx, forwardTimeout)
-	defer cancel()
-	for {
-		if id, _ := r.opt.Plane.Leader(); id != "" {
-			return id
-		}
-		if !runtime.Sleep(ctx, 10*time.Millisecond) {
-			return ""
-		}
 	}
 }
 
@@ -328,8 +314,8 @@ func (r *Role) relay(c echo.Context, leader, base string) error {
 	out.Header.Set(HeaderForwarded, r.opt.Node.ID)
 	resp, err := r.client().Do(out)
 	if err != nil {
-		return noQuorum(committer.OutcomeUnknown, fmt.Sprintf("the control-plane leader %s did not answer (%v); "+
-			"the write's outcome is unknown: retry (propose and commit are idempotent)", leader, err))
+		return httpx.NoQuorum(httpx.OutcomeUnknown, leader, "the control-plane leader %s did not answer (%v); "+
+			"the write's outcome is unknown: retry (propose and commit are idempotent)", leader, err)
 	}
 	defer resp.Body.Close()
 	for k, vs := range resp.Header {
@@ -347,15 +333,11 @@ func (r *Role) client() *http.Client {
 	if c := r.httpClient.Load(); c != nil {
 		return c
 	}
-	c := &http.Client{Timeout: forwardTimeout}
+	c := &http.Client{Timeout: forwardTimeout, CheckRedirect: client.NoRedirects,
+		Transport: client.NewTransport(client.TransportOptions{Base: client.BaseBare, DialTimeout: 2 * time.Second,
+			MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second, DisableCompression: true})}
 	r.httpClient.CompareAndSwap(nil, c)
 	return r.httpClient.Load()
-}
-
-// noQuorum is 503 no_quorum with details.outcome, Retry-After 1.
-func noQuorum(outcome, msg string) error {
-	return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNoQuorum, "%s", msg).WithRetryAfter(1).
-		WithDetails(map[string]any{"outcome": outcome})
 }
 
 // replicaFields are the Role fields of replicated mode.

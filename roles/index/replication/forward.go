@@ -122,9 +122,8 @@ func (n *Node) ForwardRead(ctx context.Context, leader string, u *url.URL, corrI
 // notSentError is the answer to a write the leader could not be sent (it
 // was not reachable): 503 no_quorum, not_written; the client retries.
 func notSentError(leader string) error {
-	return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNoQuorum,
-		"the control-plane leader %s could not be reached; nothing was written, retry", leader).
-		WithDetails(map[string]any{"leader": leader, "outcome": OutcomeNotWritten})
+	return httpx.NoQuorum(httpx.OutcomeNotWritten, leader,
+		"the control-plane leader %s could not be reached; nothing was written, retry", leader)
 }
 
 // errForward is the answer to a forwarded write the leader did not answer
@@ -135,9 +134,8 @@ func errForward(leader string, err error) error {
 	if he := (*httpx.Error)(nil); errors.As(err, &he) && he.Status == http.StatusServiceUnavailable {
 		return err
 	}
-	return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNoQuorum,
-		"the control-plane leader %s did not answer; the write's outcome is unknown, retry with If-Match", leader).
-		WithDetails(map[string]any{"leader": leader, "outcome": OutcomeUnknown})
+	return httpx.NoQuorum(httpx.OutcomeUnknown, leader,
+		"the control-plane leader %s did not answer; the write's outcome is unknown, retry with If-Match", leader)
 }
 
 // forwardRequest is the request forwarding w to the leader.

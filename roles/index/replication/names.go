@@ -3,7 +3,6 @@ package replication
 import (
 	"context"
 	"errors"
-	"net/http"
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/roles/index/indexapi"
@@ -70,14 +69,6 @@ func (n *Node) Write(ctx context.Context, w NameWrite, forwarded bool, corrID st
 	}
 }
 
-// Outcomes of a refused write, in details.outcome of its 503 no_quorum
-// (docs/cluster.md §14): nothing was written, or the write may still be
-// applied.
-const (
-	OutcomeNotWritten = "not_written"
-	OutcomeUnknown    = "unknown"
-)
-
 // LogError maps an error of a log write or barrier onto the envelope: the
 // plane's refusals are 503 no_quorum (with why, and details.outcome), the
 // state machine's verdicts go through Local.StoreError.
@@ -85,16 +76,13 @@ func (n *Node) LogError(err error) error {
 	var nl *consensus.NotLeaderError
 	switch {
 	case errors.As(err, &nl):
-		return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNoQuorum,
-			"leadership moved while the write was forwarded; nothing was written, retry").
-			WithDetails(map[string]any{"leader": nl.LeaderID, "outcome": OutcomeNotWritten})
+		return httpx.NoQuorum(httpx.OutcomeNotWritten, nl.LeaderID,
+			"leadership moved while the write was forwarded; nothing was written, retry")
 	case errors.Is(err, consensus.ErrNoQuorum):
-		return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNoQuorum, "%s", n.names.Plane.NoQuorumReason()).
-			WithDetails(map[string]any{"outcome": OutcomeNotWritten})
+		return httpx.NoQuorum(httpx.OutcomeNotWritten, "", "%s", n.names.Plane.NoQuorumReason())
 	case errors.Is(err, consensus.ErrUnknownOutcome), errors.Is(err, consensus.ErrClosed):
-		return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNoQuorum,
-			"the write's outcome is unknown (leadership was lost before it was seen committed); retry with If-Match").
-			WithDetails(map[string]any{"outcome": OutcomeUnknown})
+		return httpx.NoQuorum(httpx.OutcomeUnknown, "",
+			"the write's outcome is unknown (leadership was lost before it was seen committed); retry with If-Match")
 	}
 	return n.local.StoreError(err)
 }

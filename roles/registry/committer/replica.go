@@ -5,8 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"net/http"
 	"strconv"
 	"sync/atomic"
 
@@ -19,13 +17,6 @@ import (
 // the log's init entry is applied here: no HEAD yet, or a chain from before
 // the control plane that is not in the log yet.
 const ReasonNoLog = "no_log"
-
-// Outcomes of a replicated batch refused with 503 no_quorum, in
-// details.outcome (docs/cluster.md §14).
-const (
-	OutcomeNotWritten = "not_written"
-	OutcomeUnknown    = "unknown"
-)
 
 // replica is the replicated-mode part of the committer (docs/cluster.md
 // §14). The Run goroutine owns leader; the rest is shared with the state
@@ -216,14 +207,7 @@ func (c *Committer) propose(fx Effects) error {
 func errReplicate(err error) error {
 	var nl *consensus.NotLeaderError
 	if errors.Is(err, consensus.ErrNoQuorum) || errors.As(err, &nl) {
-		return errNoQuorum(OutcomeNotWritten, "the control plane has no leader here; nothing was written, retry")
+		return httpx.NoQuorum(httpx.OutcomeNotWritten, "", "the control plane has no leader here; nothing was written, retry")
 	}
-	return errNoQuorum(OutcomeUnknown,
-		fmt.Sprintf("the write's outcome is unknown (%v); a retried commit gets its 201 if it landed", err))
-}
-
-// errNoQuorum is 503 no_quorum with details.outcome, Retry-After 1.
-func errNoQuorum(outcome, msg string) error {
-	return httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNoQuorum, "%s", msg).WithRetryAfter(retryBusy).
-		WithDetails(map[string]any{"outcome": outcome})
+	return httpx.NoQuorum(httpx.OutcomeUnknown, "", "the write's outcome is unknown (%v); a retried commit gets its 201 if it landed", err)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/runtime"
 	"github.com/ronhq/ron/store/kv"
 )
@@ -87,7 +88,7 @@ func (c *Committer) step(ctx context.Context) bool {
 	}
 	if c.repl.on() && !c.lead(ctx) {
 		b := &batch{msgs: msgs, skip: make([]bool, len(msgs))}
-		c.answerAll(b, errNoQuorum(OutcomeNotWritten, "this member does not lead the control plane; nothing was written, retry"))
+		c.answerAll(b, httpx.NoQuorum(httpx.OutcomeNotWritten, "", "this member does not lead the control plane; nothing was written, retry"))
 		return true
 	}
 	c.process(msgs)

@@ -288,7 +288,7 @@ func TestReplicatedRegistry(t *testing.T) {
 		}
 	}
 	_, err := commitOn(t, follower, "on a follower")
-	if he := httpx.AsError(err); he.Code != httpx.CodeNoQuorum || he.Details["outcome"] != committer.OutcomeNotWritten {
+	if he := httpx.AsError(err); he.Code != httpx.CodeNoQuorum || he.Details["outcome"] != httpx.OutcomeNotWritten {
 		t.Fatalf("a follower's write: %v", err)
 	}
 
