@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/rs/zerolog"
 
+	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/httpx/auth"
 	"github.com/ronhq/ron/roles/registry/httpapi"
 	"github.com/ronhq/ron/roles/registry/registryapi"
@@ -186,27 +187,52 @@ func nextPayload(t *testing.T, head *descriptor.Set, note string, now time.Time)
 	return raw
 }
 
-// commit runs propose → m approvals → commit for the next version.
+// commit runs propose → m approvals → commit for the next version. On a
+// node on the control plane each call is repeated while it answers 503
+// no_quorum (an election under load; every call is idempotent), within
+// waitLimit.
 func (n *node) commit(note string) registryapi.Committed {
 	n.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	head := n.com.Head()
-	p, err := n.client.Propose(ctx, descriptor.ProposeRequest{SchemaVersion: "1.0.0",
-		Payload: nextPayload(n.t, head.Set, note, time.Now())})
-	if err != nil {
-		n.t.Fatalf("propose: %v", err)
-	}
+	var p registryapi.Proposed
+	n.untilQuorum(ctx, "propose", func() (err error) {
+		p, err = n.client.Propose(ctx, descriptor.ProposeRequest{SchemaVersion: "1.0.0",
+			Payload: nextPayload(n.t, head.Set, note, time.Now())})
+		return err
+	})
 	for _, s := range n.signers[:n.m] {
-		if _, err := n.client.Approve(ctx, p.ProposalID, descriptor.Sign(s.priv, s.id, p.PayloadB3, time.Now())); err != nil {
-			n.t.Fatalf("approve by %s: %v", s.id, err)
+		sig := descriptor.Sign(s.priv, s.id, p.PayloadB3, time.Now())
+		n.untilQuorum(ctx, "approve by "+s.id, func() error {
+			_, err := n.client.Approve(ctx, p.ProposalID, sig)
+			if he := httpx.AsError(err); err != nil && he.Code == httpx.CodeDuplicateApproval {
+				return nil // an earlier attempt landed
+			}
+			return err
+		})
+	}
+	var c registryapi.Committed
+	n.untilQuorum(ctx, "commit", func() (err error) {
+		c, err = n.client.Commit(ctx, p.ProposalID)
+		return err
+	})
+	return c
+}
+
+// untilQuorum calls fn until it does not answer 503 no_quorum, polling
+// every 20 ms until ctx ends; any other error fails the test.
+func (n *node) untilQuorum(ctx context.Context, what string, fn func() error) {
+	n.t.Helper()
+	for {
+		err := fn()
+		if err == nil {
+			return
+		}
+		if httpx.AsError(err).Code != httpx.CodeNoQuorum || !runtime.Sleep(ctx, 20*time.Millisecond) {
+			n.t.Fatalf("%s: %v", what, err)
 		}
 	}
-	c, err := n.client.Commit(ctx, p.ProposalID)
-	if err != nil {
-		n.t.Fatalf("commit: %v", err)
-	}
-	return c
 }
 
 // get fetches a path from the role's listener.
