@@ -3,8 +3,10 @@ package registry
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -138,7 +140,7 @@ func (r *Role) openMachine() {
 	}
 	r.machine.Store(reglog.NewFSM(reglog.Options{Log: r.st.Log, DB: r.st.RegDB, Fatal: r.fatal,
 		InstallKey: r.installKey, Key: func() string { return r.tree.Key().SignerKey() },
-		Applied: func(n reglog.Notice) { r.com.Notice(n.Token) }}))
+		Applied: func(n reglog.Notice) { r.com.Notice(n.Token, n.Effects) }}))
 }
 
 // fatal stops the node (Env.Fatal), or logs when there is none (tests).
@@ -270,9 +272,11 @@ func (r *Role) propose(ctx context.Context, e reglog.Entry) error {
 // leader (or for a write already forwarded once) it calls next; otherwise it
 // relays the request, the client's headers included, to the leader's
 // registry (its gossiped URL) with X-Ron-Forwarded and hands back the
-// answer as it is. Without a leader, or when the leader runs no registry,
-// the answer is 503 no_quorum, nothing written; a leader that does not
-// answer gives 503 no_quorum with outcome unknown.
+// answer as it is. When the leader cannot be reached at all (nothing was
+// sent) it waits for the next leader and relays there once. Without a
+// leader, or when the leader runs no registry, the answer is 503
+// no_quorum, nothing written; a leader that takes the request but does
+// not answer gives 503 no_quorum with outcome unknown.
 func (r *Role) forward(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		plane := r.opt.Plane
@@ -282,39 +286,56 @@ func (r *Role) forward(next echo.HandlerFunc) echo.HandlerFunc {
 		if c.Request().Header.Get(HeaderForwarded) != "" {
 			return httpx.NoQuorum(httpx.OutcomeNotWritten, "", "leadership moved while the write was forwarded; nothing was written, retry")
 		}
-		leader, ok := plane.AwaitOtherLeader(c.Request().Context(), "")
-		if !ok {
-			return httpx.NoQuorum(httpx.OutcomeNotWritten, "", "%s", plane.NoQuorumReason())
+		body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxForwardBody+1))
+		if err != nil || len(body) > maxForwardBody {
+			return httpx.NewError(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge, "request body too large to forward")
 		}
-		m, ok := r.opt.Cluster.View().Member(leader)
-		base := m.URL(registryapi.RoleName)
-		if !ok || base == "" {
-			return httpx.NoQuorum(httpx.OutcomeNotWritten, leader, "the control-plane leader %s does not run the registry: "+
-				"every cluster.server = true node must run the registry when any node does (add \"registry\" to its roles)", leader)
+		ctx := c.Request().Context()
+		leader, ok := plane.AwaitOtherLeader(ctx, "")
+		for tries := 0; ; tries++ {
+			if !ok {
+				return httpx.NoQuorum(httpx.OutcomeNotWritten, "", "%s", plane.NoQuorumReason())
+			}
+			if plane.Freshness().Leader {
+				c.Request().Body = io.NopCloser(bytes.NewReader(body))
+				return next(c)
+			}
+			sent, err := r.relay(c, leader, body)
+			if sent || tries > 0 {
+				return err
+			}
+			leader, ok = plane.AwaitOtherLeader(ctx, leader)
 		}
-		return r.relay(c, leader, base)
 	}
 }
 
-// relay sends c's request to base (the leader's registry) and copies the
-// answer back.
-func (r *Role) relay(c echo.Context, leader, base string) error {
-	req := c.Request()
-	body, err := io.ReadAll(io.LimitReader(req.Body, maxForwardBody+1))
-	if err != nil || len(body) > maxForwardBody {
-		return httpx.NewError(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge, "request body too large to forward")
+// relay sends c's request (its body already read) to the leader's registry
+// and copies the answer back; sent is false when the leader could not be
+// reached at all (no registry URL, or the connection was refused or timed
+// out), and the answer is then 503 no_quorum, not_written.
+func (r *Role) relay(c echo.Context, leader string, body []byte) (sent bool, err error) {
+	m, ok := r.opt.Cluster.View().Member(leader)
+	base := m.URL(registryapi.RoleName)
+	if !ok || base == "" {
+		return true, httpx.NoQuorum(httpx.OutcomeNotWritten, leader, "the control-plane leader %s does not run the registry: "+
+			"every cluster.server = true node must run the registry when any node does (add \"registry\" to its roles)", leader)
 	}
+	req := c.Request()
 	ctx, cancel := context.WithTimeout(req.Context(), forwardTimeout)
 	defer cancel()
 	out, err := http.NewRequestWithContext(ctx, req.Method, base+req.URL.RequestURI(), bytes.NewReader(body))
 	if err != nil {
-		return err
+		return true, err
 	}
 	out.Header = req.Header.Clone()
 	out.Header.Set(HeaderForwarded, r.opt.Node.ID)
 	resp, err := r.client().Do(out)
 	if err != nil {
-		return httpx.NoQuorum(httpx.OutcomeUnknown, leader, "the control-plane leader %s did not answer (%v); "+
+		if dialFailed(err) {
+			return false, httpx.NoQuorum(httpx.OutcomeNotWritten, leader,
+				"the control-plane leader %s could not be reached; nothing was written, retry", leader)
+		}
+		return true, httpx.NoQuorum(httpx.OutcomeUnknown, leader, "the control-plane leader %s did not answer (%v); "+
 			"the write's outcome is unknown: retry (propose and commit are idempotent)", leader, err)
 	}
 	defer resp.Body.Close()
@@ -325,7 +346,14 @@ func (r *Role) relay(c echo.Context, leader, base string) error {
 	}
 	c.Response().WriteHeader(resp.StatusCode)
 	_, err = io.Copy(c.Response(), io.LimitReader(resp.Body, maxForwardBody))
-	return err
+	return true, err
+}
+
+// dialFailed reports whether err means the request never left this node:
+// the connection to the leader was refused or could not be made.
+func dialFailed(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // client is the HTTP client relays use.

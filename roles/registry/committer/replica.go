@@ -10,6 +10,7 @@ import (
 
 	"github.com/ronhq/ron/httpx"
 	"github.com/ronhq/ron/roles/registry/registryapi"
+	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
 	"github.com/ronhq/ron/runtime/consensus"
 )
 
@@ -29,11 +30,16 @@ type replica struct {
 	prefix   string                 // random per process: tokens of two processes never meet
 	seq      atomic.Uint64          // token counter
 	inflight atomic.Pointer[string] // the token of the batch being proposed, nil when none
-	stale    atomic.Bool            // the stores changed under the working state: reload
+	stale    atomic.Bool            // the stores changed in a way followed cannot carry: reload all
 	foreign  atomic.Bool            // an entry of another leader was applied: barrier again
 	bell     chan struct{}          // capacity 1: "the stores changed"
+	followed chan Effects           // bounded: applied entries' effects, in log order, for Run to follow
 	leader   bool                   // Run: barrier and reload done since this member last led
 }
+
+// followQueue bounds the effects waiting for Run to follow; past it the
+// committer reloads from the stores instead.
+const followQueue = 256
 
 // newReplica returns opt's replicated-mode part (zero when off).
 func newReplica(opt Options) replica {
@@ -43,19 +49,21 @@ func newReplica(opt Options) replica {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
 	return replica{replicate: opt.Replicate, leading: opt.Leading, barrier: opt.Barrier,
-		prefix: hex.EncodeToString(b), bell: make(chan struct{}, 1)}
+		prefix: hex.EncodeToString(b), bell: make(chan struct{}, 1), followed: make(chan Effects, followQueue)}
 }
 
 // on reports whether the committer runs in replicated mode.
 func (r *replica) on() bool { return r.replicate != nil }
 
 // Notice is the registry state machine's call after it applied an entry
-// with batch token token ("" for a restore) to the stores; it never
-// blocks. Unless the entry is this committer's own batch in flight, the
-// working state is marked stale and the committer reloads it from the
-// stores (a follower follows the log this way; a leader that sees another
-// leader's entry runs a barrier before its next batch).
-func (c *Committer) Notice(token string) {
+// to the stores: fx is what the entry changed (nil for a restore or an
+// entry whose changes are not effects); it never blocks. Unless the entry
+// is this committer's own batch in flight, Run follows it: it applies fx to
+// its working state (O(the entry's changes)), or, for a nil fx or when
+// followQueue effects are already waiting, reloads everything from the
+// stores. A leader that sees another leader's entry also runs a barrier
+// before its next batch.
+func (c *Committer) Notice(token string, fx *Effects) {
 	if !c.repl.on() {
 		return
 	}
@@ -63,7 +71,17 @@ func (c *Committer) Notice(token string) {
 		return
 	}
 	c.repl.foreign.Store(true)
-	c.repl.stale.Store(true)
+	queued := false
+	if fx != nil {
+		select {
+		case c.repl.followed <- *fx:
+			queued = true
+		default:
+		}
+	}
+	if !queued {
+		c.repl.stale.Store(true)
+	}
 	select {
 	case c.repl.bell <- struct{}{}:
 	default:
@@ -131,13 +149,90 @@ func (c *Committer) announce(old, head *Head) {
 	}
 }
 
-// follow reloads the working state when the stores changed under it
-// (Run, replicated mode).
+// follow brings the working state up to the stores (Run, replicated
+// mode): a full reload when one is due (the queued effects are then
+// already in the stores it reads), else each queued entry's effects in
+// order; an entry that cannot be followed (its HEAD unreadable, a
+// proposal that does not parse) falls back to a reload.
 func (c *Committer) follow(ctx context.Context) {
-	if !c.repl.stale.Swap(false) {
+	if c.repl.stale.Swap(false) {
+		c.drainFollowed()
+		c.reloadReplica(ctx)
 		return
 	}
-	c.reloadReplica(ctx)
+	for {
+		select {
+		case fx := <-c.repl.followed:
+			if err := c.applyFollowed(fx); err != nil {
+				c.logger.Warn().Err(err).Msg("registry: follow a replicated entry; reloading from the stores")
+				c.drainFollowed()
+				c.reloadReplica(ctx)
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
+// drainFollowed drops the queued effects (a reload covers them).
+func (c *Committer) drainFollowed() {
+	for {
+		select {
+		case <-c.repl.followed:
+		default:
+			return
+		}
+	}
+}
+
+// applyFollowed applies one entry's effects, which the stores already
+// hold, to the working state and publishes the snapshot: the proposals it
+// wrote or deleted and, when HEAD moved, HEAD (read back from the log) with
+// the retired signers; each new version is announced.
+func (c *Committer) applyFollowed(fx Effects) error {
+	st := c.st
+	prev := c.snap.Load()
+	var head *Head
+	if fx.Head != nil {
+		h, err := c.readHead(fx.Head.Version)
+		if err != nil {
+			return err
+		}
+		head = h
+	}
+	var ids []string
+	for _, sp := range fx.Proposals {
+		p, err := proposalOf(sp)
+		if err != nil {
+			return err
+		}
+		st.drop(sp.ID)
+		st.props[p.id] = p
+		if p.isOpen() {
+			st.open[p.id] = p
+		} else {
+			st.nTombs++
+			st.tombs = append(st.tombs, tombRef{id: p.id, closedAt: p.closedAt})
+		}
+		ids = append(ids, sp.ID)
+	}
+	for _, id := range fx.Deleted {
+		st.drop(id)
+		ids = append(ids, id)
+	}
+	if head != nil {
+		st.setHead(head)
+		st.retired = fx.Retired
+		st.signers = descriptor.NewSignerSet(head.Set, st.everInForce())
+	}
+	st.takeDirty()
+	c.publish(ids, head != nil)
+	c.ready.set(ReasonNoLog, st.head == nil)
+	if prev != nil {
+		c.announce(prev.head, st.head)
+	}
+	return nil
 }
 
 // reloadReplica reloads from the stores; a failure leaves the state

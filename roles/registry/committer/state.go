@@ -134,6 +134,21 @@ func (st *state) closeAs(p *proposal, status string, at time.Time) {
 	st.dirty[p.id] = true
 }
 
+// drop forgets proposal id, open or a tombstone, without marking anything
+// dirty (a follower applying what the stores already hold).
+func (st *state) drop(id string) {
+	p := st.props[id]
+	if p == nil {
+		return
+	}
+	if p.isOpen() {
+		delete(st.open, id)
+	} else {
+		st.nTombs--
+	}
+	delete(st.props, id)
+}
+
 // remove deletes tombstone p.
 func (st *state) remove(p *proposal) {
 	delete(st.props, p.id)

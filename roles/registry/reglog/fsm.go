@@ -46,9 +46,10 @@ type Options struct {
 
 // Notice tells the committer that the stores changed under it.
 type Notice struct {
-	Index    uint64 // the log index applied (the snapshot's on a restore)
-	Token    string // the effects' batch token ("" on a restore)
-	Restored bool   // a snapshot replaced the state
+	Index    uint64             // the log index applied (the snapshot's on a restore)
+	Token    string             // the effects' batch token ("" on a restore)
+	Effects  *committer.Effects // what the entry changed; nil on a restore and for an init entry
+	Restored bool               // a snapshot replaced the state
 }
 
 // Result is what applying an entry answers (the response of the consensus
@@ -104,7 +105,11 @@ func (f *FSM) Apply(l *raft.Log) any {
 		return Result{Err: errStopped}
 	}
 	if !replay && f.opt.Applied != nil {
-		f.opt.Applied(Notice{Index: l.Index, Token: e.Effects.Token})
+		n := Notice{Index: l.Index, Token: e.Effects.Token}
+		if e.Init == nil {
+			n.Effects = &e.Effects
+		}
+		f.opt.Applied(n)
 	}
 	return Result{Replayed: replay}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,7 +77,7 @@ func newReplMember(t *testing.T, id string) *replMember {
 		},
 		Applied: func(n reglog.Notice) {
 			if c := m.com.Load(); c != nil {
-				c.Notice(n.Token)
+				c.Notice(n.Token, n.Effects)
 			}
 		}})
 	m.plane.Register(consensus.KindRegistry, fsm)
@@ -338,7 +339,9 @@ func TestReplicatedRegistry(t *testing.T) {
 }
 
 // converged waits until every member holds HEAD head, then checks that
-// their logs, registry.db and checkpoints are identical.
+// their logs, registry.db and checkpoints are identical, and that their
+// committers' read views (followed entry by entry on a follower) agree:
+// the same HEAD body and open proposals.
 func converged(t *testing.T, ms []*replMember, head uint64) {
 	t.Helper()
 	for _, m := range ms {
@@ -357,6 +360,11 @@ func converged(t *testing.T, ms []*replMember, head uint64) {
 		}
 		if !bytes.Equal(checkpoint(t, m), cp0) {
 			t.Fatalf("%s: checkpoint differs", m.id)
+		}
+		a, b := ms[0].com.Load(), m.com.Load()
+		if !bytes.Equal(a.Head().Body, b.Head().Body) || !reflect.DeepEqual(a.OpenProposals(), b.OpenProposals()) {
+			t.Fatalf("%s: read view differs from %s's: %s %v / %s %v", m.id, ms[0].id, b.Head().Body, b.OpenProposals(),
+				a.Head().Body, a.OpenProposals())
 		}
 	}
 }
