@@ -571,6 +571,8 @@ if part registry; then
 			fpid=$!
 			perf record -q -F 499 -g -p "$RLPID" -o "$WORK/regperf.data" -- sleep "$BENCH_PERF_S" >/dev/null 2>&1 || die "perf record failed"
 			wait "$fpid" || die "perf record of the follower failed"
+			now_lead=$(curl -fsS "http://127.0.0.1:${ADMIN[$RLEAD]}/api/v1/status" | jq -r .control_plane.leader || echo "?")
+			[[ $now_lead == "$RLEAD" ]] || REG_PROF_NOTE+="; **leadership moved during the profile** ($RLEAD led when it started, $now_lead after it: read the columns by what each node did)"
 			perf report -i "$WORK/regperf.data" --stdio --no-children --sort dso,symbol -g none --percent-limit 1.5 2>/dev/null |
 				grep -E '^ +[0-9.]+%' | sed -E 's/ +- +- *$//; s/ +$//; s/^ +//' | head -20 >"$WORK/regself.txt" || true
 			REG_SELF=$(cat "$WORK/regself.txt")
