@@ -628,7 +628,7 @@ fi
 echo "## ron control-plane benchmarks"
 echo
 echo "$(date -u +%Y-%m-%dT%H:%MZ), ron $RON_VERSION, $(nproc) cores, Linux $(uname -r), $(go version | cut -d' ' -f3); every node on 127.0.0.1" \
-	"with roles [\"index\"]$(part registry && echo ' (the registry part: [\"index\", \"registry\"])'); load average at start $LOAD_START, at end $(cut -d' ' -f1-3 /proc/loadavg); took $((SECONDS - T_START)) s."
+	"with roles [\"index\"]$(part registry && echo ' (the registry part: ["index", "registry"])'); load average at start $LOAD_START, at end $(cut -d' ' -f1-3 /proc/loadavg); took $((SECONDS - T_START)) s."
 if part failover || part cas; then
 	echo
 	echo "| benchmark | figure | goal |"
