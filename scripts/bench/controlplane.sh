@@ -27,6 +27,21 @@
 #      else perf record -g), the fdatasync calls of each server per write
 #      (perf stat), the files the leader syncs (perf trace), each node's CPU
 #      time; the same sync count for (b). BENCH_CPU_PROFILE=0 skips it.
+#   4. Registry commits (BENCH_PARTS=registry; not in the default parts):
+#      (a) three servers with roles ["index", "registry"] (every server
+#      runs the registry; genesis from trust roots of 3 fresh signers,
+#      quorum BENCH_REG_QUORUM), BENCH_CONC writers, writer i on registry
+#      listener i mod 3 (followers relay to the leader); (b) one node with
+#      the cluster off, same roles and load; interleaved, BENCH_REPEAT runs
+#      of BENCH_SECONDS. Each writer loops (`cpbench reg`): read HEAD,
+#      propose HEAD+1, the quorum's approvals at once, commit; a 409
+#      chain_mismatch (another writer won) re-reads HEAD and starts over.
+#      Medians of acknowledged commits/s, cycle latency p50/p99 and the
+#      ratio (a)/(b) (goal ≥ 200 commits/s with three servers). Then a
+#      perf profile of the leader and a follower under (a) with syncs per
+#      commit and Raft entries per commit, and BENCH_REG_FAILOVER_RUNS
+#      kill -9 of the leader → first acknowledged commit of a cycle sent
+#      after the kill (`cpbench failover -registry-signers`).
 #
 # Usage: scripts/bench/controlplane.sh                   (full run, ~6 minutes on 2 cores)
 #        BENCH_PROFILES=local BENCH_RUNS=2 BENCH_REPEAT=1 BENCH_SECONDS=3 BENCH_PERF_S=3 scripts/bench/controlplane.sh   (smoke run)
@@ -34,6 +49,8 @@
 #        waits out each refusal's Retry-After instead of retrying after 10 ms)
 #        BENCH_PARTS=failover BENCH_SETTLE_S=6 scripts/bench/controlplane.sh   (6 s between runs: no circuit breaker
 #        a node opened towards the previous run's killed leader is still open)
+#        BENCH_PARTS=registry scripts/bench/controlplane.sh   (registry commits, ~3 minutes)
+#        BENCH_PARTS=registry BENCH_REPEAT=1 BENCH_SECONDS=3 BENCH_PERF_S=3 BENCH_REG_FAILOVER_RUNS=1 scripts/bench/controlplane.sh   (its smoke run)
 #
 # Every node listens on 127.0.0.1 (ports below the ephemeral range); data
 # dirs live under one scratch dir removed at exit with every process. The
@@ -49,9 +66,11 @@ BENCH_CONC=${BENCH_CONC:-8}                   # CAS writers
 BENCH_CAS_PROFILE=${BENCH_CAS_PROFILE:-local} # Raft profile of the CAS part
 BENCH_CPU_PROFILE=${BENCH_CPU_PROFILE:-1}     # 0: no profile
 BENCH_PERF_S=${BENCH_PERF_S:-10}              # seconds of CPU profile
-BENCH_PARTS=${BENCH_PARTS:-"failover cas"}    # parts to run (cas includes the profile)
+BENCH_PARTS=${BENCH_PARTS:-"failover cas"}    # parts to run (cas includes the profile): failover cas registry
 BENCH_HONOR_RETRY_AFTER=${BENCH_HONOR_RETRY_AFTER:-0} # 1: the failover writer waits out each Retry-After
 BENCH_SETTLE_S=${BENCH_SETTLE_S:-0}           # pause between failover runs (6: longer than a breaker stays open)
+BENCH_REG_QUORUM=${BENCH_REG_QUORUM:-3}       # registry part: approvals needed, of 3 signers
+BENCH_REG_FAILOVER_RUNS=${BENCH_REG_FAILOVER_RUNS:-5} # registry part: failovers (0: none)
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck source=scripts/bench/lib.sh
@@ -75,24 +94,28 @@ head -c 32 /dev/urandom >"$WORK/root.key" # shared by every node (raw 32 bytes)
 # ---------------------------------------------------------------- nodes
 # Per node NAME (also its node id): ADMIN, INDEXP, GOSSIP, RAFTP (ports)
 # and PID.
-declare -A ADMIN INDEXP GOSSIP RAFTP PID
+declare -A ADMIN INDEXP GOSSIP RAFTP REGP PID
 plan_node() {
 	local p
+	free_port p && REGP[$1]=$p
 	free_port p && ADMIN[$1]=$p
 	free_port p && INDEXP[$1]=$p
 	free_port p && GOSSIP[$1]=$p
 	free_port p && RAFTP[$1]=$p
 }
-# write_config NAME CLUSTER(on|off) JOIN(comma-separated names) PROFILE:
-# roles = ["index"]; with the cluster on, a server of a group of three.
+# write_config NAME CLUSTER(on|off) JOIN(comma-separated names) PROFILE [registry]:
+# roles = ["index"] (with "registry": ["index", "registry"], genesis from
+# the trust roots $WORK/keys/trust-roots.json, no dev signer); with the
+# cluster on, a server of a group of three.
 write_config() {
-	local name=$1 mode=$2 join=$3 prof=$4 j list=""
+	local name=$1 mode=$2 join=$3 prof=$4 reg=${5:-} j list="" roles='"index"'
 	mkdir -p "$WORK/$name/data/keys"
 	cp "$WORK/root.key" "$WORK/$name/data/keys/root.key"
 	chmod 600 "$WORK/$name/data/keys/root.key"
 	for j in ${join//,/ }; do list+="${list:+, }\"127.0.0.1:${GOSSIP[$j]}\""; done
+	[[ $reg == registry ]] && roles='"index", "registry"'
 	cat >"$WORK/$name/ron.toml" <<EOF
-roles = ["index"]
+roles = [$roles]
 data_dir = "$WORK/$name/data"
 
 [log]
@@ -114,6 +137,15 @@ join = [$list]
 server = $([[ $mode == on ]] && echo true || echo false)
 bootstrap_expect = $([[ $mode == on ]] && echo 3 || echo 0)
 EOF
+	if [[ $reg == registry ]]; then
+		cat >>"$WORK/$name/ron.toml" <<EOF
+
+[registry]
+listen = "127.0.0.1:${REGP[$name]}"
+trust_roots = "$WORK/keys/trust-roots.json"
+allow_dev_signer = false
+EOF
+	fi
 }
 # launch NAME starts the node in the background (not waiting).
 launch() {
@@ -138,14 +170,16 @@ stop_nodes() {
 	for n in "$@"; do rm -rf "${WORK:?}/$n"; done
 }
 # start_servers PROFILE NAME…: three servers (the first joins the others,
-# the others the first), ready.
+# the others the first), ready; with SERVER_ROLES=registry each runs the
+# registry too.
+SERVER_ROLES=""
 start_servers() {
 	local prof=$1 n first=$2 others
 	shift
 	for n in "$@"; do plan_node "$n"; done
 	others=$(IFS=,; echo "${*:2}")
 	for n in "$@"; do
-		if [[ $n == "$first" ]]; then write_config "$n" on "$others" "$prof"; else write_config "$n" on "$first" "$prof"; fi
+		if [[ $n == "$first" ]]; then write_config "$n" on "$others" "$prof" "$SERVER_ROLES"; else write_config "$n" on "$first" "$prof" "$SERVER_ROLES"; fi
 	done
 	for n in "$@"; do launch "$n"; done
 	for n in "$@"; do ready "$n"; done
@@ -153,6 +187,7 @@ start_servers() {
 mint() { "$BIN/ron" token mint --config "$WORK/$1/ron.toml" --scope index:write --ttl 6h || die "token mint failed"; }
 admins() { local n out=""; for n in "$@"; do out+="${out:+,}127.0.0.1:${ADMIN[$n]}"; done; echo "$out"; }
 index_urls() { local n out=""; for n in "$@"; do out+="${out:+,}http://127.0.0.1:${INDEXP[$n]}"; done; echo "$out"; }
+reg_urls() { local n out=""; for n in "$@"; do out+="${out:+,}http://127.0.0.1:${REGP[$n]}"; done; echo "$out"; }
 pids() { local n out=""; for n in "$@"; do out+="${out:+,}${PID[$n]}"; done; echo "$out"; }
 # applied NAME: the node's control_plane.applied_index.
 applied() { curl -fsS "http://127.0.0.1:${ADMIN[$1]}/api/v1/status" | jq -r .control_plane.applied_index; }
@@ -196,9 +231,10 @@ encoding/json.Unmarshal|encoding/json Unmarshal
 encoding/json.(*Decoder).Decode|encoding/json Decoder
 runtime.gcBgMarkWorker|GC mark workers
 runtime.mallocgc|allocation'
-# perf_summary PERFDATA: the kernel/ron split and the inclusive share of
-# each of PATHS (markdown rows "| share | path |").
+# perf_summary PERFDATA [PATHLIST]: the kernel/ron split and the inclusive
+# share of each of PATHLIST (default PATHS; markdown rows "| share | path |").
 perf_summary() {
+	local paths=${2:-$PATHS}
 	perf report -i "$1" --stdio --no-children --sort dso -g none 2>/dev/null | grep -E '^ +[0-9.]+%' >"$1.dso" || true
 	local dso
 	for dso in '[kernel.kallsyms]' ron; do
@@ -210,7 +246,7 @@ perf_summary() {
 	while IFS='|' read -r sym label; do
 		share=$(awk -v s="$sym" '{ i = index($0, "] "); if (i && substr($0, i+2) == s) { print $1; exit } }' "$1.children")
 		echo "| ${share:-< 0.2%} | $label (\`$sym\`) |"
-	done <<<"$PATHS"
+	done <<<"$paths"
 }
 
 # cas_run on|off PREFIX SECONDS: one CAS load (3 servers or one node), JSON on stdout.
@@ -386,14 +422,218 @@ if part cas; then
 	stop_nodes "${CAS_NODES[@]}" s1
 fi
 
+# ---------------------------------------------------------------- 4. registry
+# REG_PATHS: the call paths of the registry part's profile (symbol|label).
+REG_PATHS='net/http.(*conn).serve|HTTP server, every request served
+github.com/ronhq/ron/roles/registry.(*Role).relay|relay a write to the leader (client side)
+github.com/ronhq/ron/roles/registry/httpapi.(*API).doPropose|propose handler
+github.com/ronhq/ron/roles/registry/httpapi.(*API).doApprove|approve handler
+github.com/ronhq/ron/roles/registry/httpapi.(*API).doCommit|commit handler
+github.com/ronhq/ron/httpx/auth.Check|token check
+crypto/ed25519.Verify|Ed25519 verify (approvals)
+github.com/gowebpki/jcs.Transform|JCS canonicalisation
+github.com/ronhq/ron/roles/registry/committer.(*Committer).Run|committer goroutine (all of it)
+github.com/ronhq/ron/roles/registry/committer.(*Committer).propose|committer: a batch as one Raft entry, until applied
+github.com/ronhq/ron/roles/registry/committer.(*Committer).reloadReplica|committer: reload the state from the stores
+github.com/ronhq/ron/roles/registry/committer.readDB|reload: read registry.db (HEAD, every proposal)
+github.com/ronhq/ron/roles/registry/committer.(*Committer).loadProposals|reload: decode every proposal
+github.com/ronhq/ron/roles/registry/reglog.Encode|encode an entry
+github.com/ronhq/ron/roles/registry/reglog.(*FSM).Apply|state machine: apply a registry entry
+github.com/ronhq/ron/roles/registry/segment.(*Log).Append|segment log append
+github.com/ronhq/ron/roles/registry.(*checkpointer).round|checkpointer rounds (tiles, signed checkpoint)
+github.com/ronhq/ron/roles/registry.(*verifier).run|deep verifier
+github.com/hashicorp/raft.(*Raft).dispatchLogs|leader: append entries to its log
+github.com/hashicorp/raft.(*Raft).replicate|leader: replicate to followers
+github.com/hashicorp/raft.(*Raft).appendEntries|follower: append entries from the leader
+github.com/hashicorp/raft-boltdb/v2.(*BoltStore).StoreLogs|raft log store (raft-boltdb)
+github.com/hashicorp/raft.(*Raft).runFSM|state machine goroutine (all machines)
+go.etcd.io/bbolt.(*Tx).Commit|bbolt commits (raft.db, registry.db, tlog.db)
+syscall.Fdatasync|fdatasync
+syscall.Fsync|fsync
+github.com/hashicorp/go-msgpack/v2/codec.(*Encoder).Encode|msgpack encode (Raft RPCs)
+github.com/hashicorp/go-msgpack/v2/codec.(*Decoder).Decode|msgpack decode (Raft RPCs)
+encoding/json.Marshal|encoding/json Marshal
+encoding/json.Unmarshal|encoding/json Unmarshal
+runtime.gcBgMarkWorker|GC mark workers
+runtime.mallocgc|allocation'
+# reg_ready NAME: waits up to 30 s until the node's registry has a HEAD.
+reg_ready() {
+	for _ in $(seq 300); do
+		curl -fsS -o /dev/null "http://127.0.0.1:${REGP[$1]}/registry/head" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	die "the registry of $1 has no HEAD after 30 s"
+}
+# reg_head NAME: the node's registry HEAD version.
+reg_head() { curl -fsS "http://127.0.0.1:${REGP[$1]}/registry/head" | jq -r .version; }
+# reg_run on|off PREFIX SECONDS: one registry load, JSON on stdout.
+reg_run() {
+	if [[ $1 == on ]]; then
+		"$BIN/cpbench" reg -url "$(reg_urls "${REG_NODES[@]}")" -token "$TOK_REG_ON" -signers "$WORK/keys/signers.json" -c "$BENCH_CONC" -duration "${3}s" -prefix "$2"
+	else
+		"$BIN/cpbench" reg -url "$(reg_urls s2)" -token "$TOK_REG_OFF" -signers "$WORK/keys/signers.json" -c "$BENCH_CONC" -duration "${3}s" -prefix "$2"
+	fi
+}
+reg_mint() { "$BIN/ron" token mint --config "$WORK/$1/ron.toml" --scope registry:propose,registry:approve,registry:commit --ttl 6h || die "token mint failed"; }
+
+declare -A REG
+REG_ELECT=0 REG_ERRS=0
+REG_PROF_NOTE="" REG_PROF_LOAD="" REG_WIN_ROWS="" REG_SELF="" REG_LEAD="" REG_FOLL="" REG_FO="" REG_FOD="" REG_OFF_SYNC=""
+if part registry; then
+	log "4/4 registry commits, $BENCH_CONC racing writers (quorum $BENCH_REG_QUORUM of 3): 3 servers running index+registry (profile $BENCH_CAS_PROFILE) vs one node, cluster off; ${BENCH_SECONDS} s ×$BENCH_REPEAT each"
+	mkdir -p "$WORK/keys"
+	"$BIN/cpbench" regkeys -dir "$WORK/keys" -n 3 -m "$BENCH_REG_QUORUM" >/dev/null || die "cpbench regkeys failed"
+	REG_NODES=(g1 g2 g3)
+	SERVER_ROLES=registry
+	start_servers "$BENCH_CAS_PROFILE" "${REG_NODES[@]}"
+	SERVER_ROLES=""
+	plan_node s2
+	write_config s2 off "" "$BENCH_CAS_PROFILE" registry
+	launch s2
+	ready s2
+	for n in "${REG_NODES[@]}" s2; do reg_ready "$n"; done
+	TOK_REG_ON=$(reg_mint g1)
+	TOK_REG_OFF=$(reg_mint s2)
+	RADM=$(admins "${REG_NODES[@]}")
+	"$BIN/cpbench" leader -admin "$RADM" -caught-up -timeout 60s >/dev/null || die "no leader (registry part)"
+	for ((i = 1; i <= BENCH_REPEAT; i++)); do
+		order=(on off)
+		((i % 2 == 0)) && order=(off on)
+		for mode in "${order[@]}"; do
+			out=$(reg_run "$mode" "run$i-$mode" "$BENCH_SECONDS") || die "registry run $i ($mode) failed"
+			REG[$mode.cps]+=" $(jq -r .commits_per_s <<<"$out")"
+			REG[$mode.p50]+=" $(jq -r .p50_ms <<<"$out")"
+			REG[$mode.p99]+=" $(jq -r .p99_ms <<<"$out")"
+			REG[$mode.c50]+=" $(jq -r .commit_call_p50_ms <<<"$out")"
+			REG[$mode.lost]+=" $(jq -r .lost_per_commit <<<"$out")"
+			REG[$mode.fail]+=" $(jq -r '[.failures[]] | add // 0' <<<"$out")"
+			REG[$mode.stale]+=" $(jq -r .stale_head_reads <<<"$out")"
+			REG[$mode.json]+="$(jq -c . <<<"$out")"$'\n'
+			log "  run $i cluster $mode: $(jq -c '{commits, commits_per_s, p50_ms, p99_ms, commit_call_p50_ms, lost_per_commit, stale_head_reads, failures}' <<<"$out")"
+		done
+	done
+	# Elections the three servers started during those runs (hashicorp/raft
+	# logs each at warn), and the registry's own errors.
+	REG_ELECT=0 REG_ERRS=0
+	for n in "${REG_NODES[@]}"; do
+		REG_ELECT=$((REG_ELECT + $(grep -c 'heartbeat timeout reached' "$WORK/$n/ron.log" || true)))
+		REG_ERRS=$((REG_ERRS + $(grep -c '"level":"error".*registry' "$WORK/$n/ron.log" || true)))
+	done
+	log "  elections started during the runs: $REG_ELECT; registry error log lines: $REG_ERRS"
+
+	if [[ $BENCH_CPU_PROFILE == 0 ]]; then
+		REG_PROF_NOTE="skipped (BENCH_CPU_PROFILE=0)"
+	else
+		lr=$("$BIN/cpbench" leader -admin "$RADM" -caught-up -timeout 60s) || die "no leader before the registry profile"
+		RLEAD=$(jq -r .leader <<<"$lr")
+		RLPID=${PID[$RLEAD]}
+		RFOLL=
+		for n in "${REG_NODES[@]}"; do [[ -n $RFOLL || $n == "$RLEAD" ]] || RFOLL=$n; done
+		have_perf=$(command -v perf >/dev/null && perf stat -e task-clock -- true >/dev/null 2>&1 && echo 1 || echo "")
+		log "  profile of the leader $RLEAD (pid $RLPID) and follower $RFOLL under the 3-server registry load, perf $([[ -n $have_perf ]] && echo usable || echo "not usable")"
+		reg_run on regprof "$((BENCH_PERF_S + 10))" >"$WORK/reg-prof.json" &
+		REG_LOAD_PID=$!
+		PIDS+=("$REG_LOAD_PID")
+		sleep 2
+		# (i) 5 s with only counters attached: commits, Raft entries, syncs, CPU.
+		declare -A RT0 RT1
+		a0=$(applied "$RLEAD") h0=$(reg_head "$RLEAD")
+		for n in "${REG_NODES[@]}"; do RT0[$n]=$(cpu_ticks "${PID[$n]}"); done
+		t0=$EPOCHREALTIME
+		if [[ -n $have_perf ]]; then
+			perf_jobs=()
+			for n in "${REG_NODES[@]}"; do
+				perf stat -x, -e syscalls:sys_enter_fdatasync,syscalls:sys_enter_fsync -p "${PID[$n]}" -o "$WORK/regstat.$n" -- sleep 5 >/dev/null 2>&1 &
+				perf_jobs+=("$!")
+			done
+			for j in "${perf_jobs[@]}"; do wait "$j" || true; done
+		else
+			sleep 5
+		fi
+		rwin=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b-a }')
+		a1=$(applied "$RLEAD") h1=$(reg_head "$RLEAD")
+		for n in "${REG_NODES[@]}"; do RT1[$n]=$(cpu_ticks "${PID[$n]}"); done
+		rentries=$((a1 - a0)) rcommits=$((h1 - h0))
+		hz=$(getconf CLK_TCK)
+		cpu="" syncs=""
+		for n in "${REG_NODES[@]}"; do
+			cpu+="${cpu:+, }$n$([[ $n == "$RLEAD" ]] && echo ' (leader)') $(awk -v d="$((RT1[$n] - RT0[$n]))" -v hz="$hz" -v w="$rwin" 'BEGIN { printf "%.2f", d/hz/w }')"
+			if [[ -n $have_perf ]]; then
+				fds=$(awk -F, '/sys_enter_fdatasync/ {print $1}' "$WORK/regstat.$n")
+				fss=$(awk -F, '/sys_enter_fsync/ {print $1}' "$WORK/regstat.$n")
+				syncs+="${syncs:+; }$n $fds fdatasync + $fss fsync = $(ratio "$((fds + fss))" "$rcommits") per commit"
+			fi
+		done
+		REG_WIN_ROWS="In a ${rwin} s window of it with only counters attached: $rcommits commits ($(awk -v e="$rcommits" -v w="$rwin" 'BEGIN { printf "%.0f", e/w }')/s), $rentries Raft entries = $(ratio "$rentries" "$rcommits") entries (committer batches) per commit; CPU used (cores): $cpu.${syncs:+ Syncs: $syncs.}"
+		if [[ -n $have_perf ]]; then
+			REG_PROF_NOTE="\`perf record -F 499 -g -p <pid>\` of the leader $RLEAD and of follower $RFOLL at once, ${BENCH_PERF_S} s"
+			perf record -q -F 499 -g -p "${PID[$RFOLL]}" -o "$WORK/regperf.foll.data" -- sleep "$BENCH_PERF_S" >/dev/null 2>&1 &
+			fpid=$!
+			perf record -q -F 499 -g -p "$RLPID" -o "$WORK/regperf.data" -- sleep "$BENCH_PERF_S" >/dev/null 2>&1 || die "perf record failed"
+			wait "$fpid" || die "perf record of the follower failed"
+			now_lead=$(curl -fsS "http://127.0.0.1:${ADMIN[$RLEAD]}/api/v1/status" | jq -r .control_plane.leader || echo "?")
+			[[ $now_lead == "$RLEAD" ]] || REG_PROF_NOTE+="; **leadership moved during the profile** ($RLEAD led when it started, $now_lead after it: read the columns by what each node did)"
+			perf report -i "$WORK/regperf.data" --stdio --no-children --sort dso,symbol -g none --percent-limit 1.5 2>/dev/null |
+				grep -E '^ +[0-9.]+%' | sed -E 's/ +- +- *$//; s/ +$//; s/^ +//' | head -20 >"$WORK/regself.txt" || true
+			REG_SELF=$(cat "$WORK/regself.txt")
+			REG_LEAD=$(perf_summary "$WORK/regperf.data" "$REG_PATHS")
+			REG_FOLL=$(perf_summary "$WORK/regperf.foll.data" "$REG_PATHS")
+		else
+			REG_PROF_NOTE="no usable perf: no CPU profile"
+		fi
+		wait "$REG_LOAD_PID" || die "the profiling registry load failed"
+		forget_pid "$REG_LOAD_PID"
+		REG_PROF_LOAD=$(jq -r '"\(.commits_per_s | floor) commits/s, p50 \(.p50_ms) ms, p99 \(.p99_ms) ms, \(.lost_per_commit * 100 | round / 100) lost races per commit"' "$WORK/reg-prof.json")
+		if [[ -n $have_perf ]]; then
+			reg_run off regprofoff 6 >"$WORK/reg-prof-off.json" &
+			OFF_PID=$!
+			PIDS+=("$OFF_PID")
+			sleep 1
+			w0=$(reg_head s2)
+			perf stat -x, -e syscalls:sys_enter_fdatasync,syscalls:sys_enter_fsync -p "${PID[s2]}" -o "$WORK/regstat.s2" -- sleep 4 >/dev/null 2>&1 || true
+			offc=$(($(reg_head s2) - w0))
+			wait "$OFF_PID" || die "the one-node registry sync count load failed"
+			forget_pid "$OFF_PID"
+			fds=$(awk -F, '/sys_enter_fdatasync/ {print $1}' "$WORK/regstat.s2")
+			fss=$(awk -F, '/sys_enter_fsync/ {print $1}' "$WORK/regstat.s2")
+			REG_OFF_SYNC="One node, cluster off, under its own load: $fds fdatasync + $fss fsync in 4 s for $offc commits = $(ratio "$((fds + fss))" "$offc") per commit."
+		fi
+	fi
+
+	# Failover of the registry: kill -9 of the leader → first commit of a
+	# cycle sent after the kill, through a node that is not the leader.
+	if ((BENCH_REG_FAILOVER_RUNS > 0)); then
+		log "  registry failover: $BENCH_REG_FAILOVER_RUNS kill -9 of the leader"
+		for ((run = 1; run <= BENCH_REG_FAILOVER_RUNS; run++)); do
+			"$BIN/cpbench" leader -admin "$RADM" -caught-up -timeout 120s >/dev/null || die "registry failover run $run: no agreed, caught-up leader"
+			out=$("$BIN/cpbench" failover -admin "$RADM" -index "$(reg_urls "${REG_NODES[@]}")" -pid "$(pids "${REG_NODES[@]}")" \
+				-token "$TOK_REG_ON" -registry-signers "$WORK/keys/signers.json" -run "$run" -timeout "$BENCH_FAILOVER_TIMEOUT") ||
+				die "registry failover run $run failed"
+			old=$(jq -r .old_leader <<<"$out")
+			reap "$old"
+			launch "$old"
+			ready "$old"
+			reg_ready "$old"
+			"$BIN/cpbench" leader -admin "$RADM" -caught-up -timeout 120s >/dev/null || die "registry failover run $run: $old did not catch up"
+			sleep 6 # no breaker or backoff left over from this run
+			REG_FO+=" $(jq -r .failover_ms <<<"$out")"
+			REG_FOD+="$(jq -c --arg run "$run" '. + {run: ($run|tonumber)}' <<<"$out")"$'\n'
+			log "  run $run: $(jq -c '{old_leader, writer, new_leader, failover_ms, elected_ms, ack_start_ms, failures}' <<<"$out")"
+		done
+	fi
+	stop_nodes "${REG_NODES[@]}" s2
+fi
+
 # ---------------------------------------------------------------- report
 echo "## ron control-plane benchmarks"
 echo
 echo "$(date -u +%Y-%m-%dT%H:%MZ), ron $RON_VERSION, $(nproc) cores, Linux $(uname -r), $(go version | cut -d' ' -f3); every node on 127.0.0.1" \
-	"with roles [\"index\"]; load average at start $LOAD_START, at end $(cut -d' ' -f1-3 /proc/loadavg); took $((SECONDS - T_START)) s."
-echo
-echo "| benchmark | figure | goal |"
-echo "| --- | ---: | ---: |"
+	"with roles [\"index\"]$(part registry && echo ' (the registry part: ["index", "registry"])'); load average at start $LOAD_START, at end $(cut -d' ' -f1-3 /proc/loadavg); took $((SECONDS - T_START)) s."
+if part failover || part cas; then
+	echo
+	echo "| benchmark | figure | goal |"
+	echo "| --- | ---: | ---: |"
+fi
 if part failover; then
 	client="retry 10 ms after a refusal"
 	[[ $BENCH_HONOR_RETRY_AFTER == 1 ]] && client="waits out each Retry-After"
@@ -469,6 +709,65 @@ if part cas; then
 		echo
 		echo '```'
 		echo "$PPROF_TOP"
+		echo '```'
+	fi
+fi
+if part registry; then
+	echo
+	echo "### Registry commits on the control plane"
+	echo
+	echo "| benchmark | figure | goal |"
+	echo "| --- | ---: | ---: |"
+	# shellcheck disable=SC2086
+	on=$(median ${REG[on.cps]}) off=$(median ${REG[off.cps]})
+	# shellcheck disable=SC2086
+	on50=$(median ${REG[on.p50]}) off50=$(median ${REG[off.p50]}) on99=$(median ${REG[on.p99]}) off99=$(median ${REG[off.p99]})
+	# shellcheck disable=SC2086
+	onc=$(median ${REG[on.c50]}) offc=$(median ${REG[off.c50]}) onl=$(median ${REG[on.lost]}) offl=$(median ${REG[off.lost]})
+	echo "| registry commits/s, $BENCH_CONC writers racing for HEAD+1 (quorum $BENCH_REG_QUORUM of 3), median of $BENCH_REPEAT × ${BENCH_SECONDS} s: 3 servers (index+registry, profile $BENCH_CAS_PROFILE; writers over the 3 registry listeners) / 1 node (cluster off) | $(fmt "$on" 0) / $(fmt "$off" 0) = $(ratio "$on" "$off") | ≥ 200 (3 servers): $(pass "$on" 200 ">=") |"
+	echo "| cycle latency (propose sent → commit acknowledged) p50; p99 (ms), medians: 3 servers / 1 node | $(fmt "$on50" 1) / $(fmt "$off50" 1) = $(ratio "$on50" "$off50"); $(fmt "$on99" 1) / $(fmt "$off99" 1) = $(ratio "$on99" "$off99") | — |"
+	echo "| commit request alone p50 (ms), medians: 3 servers / 1 node | $(fmt "$onc" 1) / $(fmt "$offc" 1) = $(ratio "$onc" "$offc") | — |"
+	echo "| lost races (409 chain_mismatch) per acknowledged commit, medians: 3 servers / 1 node | $(fmt "$onl" 2) / $(fmt "$offl" 2) | — |"
+	if [[ -n $REG_FO ]]; then
+		# shellcheck disable=SC2086
+		med=$(median $REG_FO) mx=$(p99 $REG_FO)
+		echo "| registry failover, profile $BENCH_CAS_PROFILE: kill -9 of the leader → first acknowledged commit of a cycle sent after the kill, through a non-leader (ms), median; max of $(wc -w <<<"$REG_FO") runs | $(fmt "$med" 0); $(fmt "$mx" 0) | — |"
+	fi
+	echo
+	# shellcheck disable=SC2086
+	echo "- Commits/s per run: 3 servers $(printf '%.0f ' ${REG[on.cps]}); 1 node $(printf '%.0f ' ${REG[off.cps]}); steps refused or failed per run (not lost races):" \
+		"3 servers${REG[on.fail]}; 1 node${REG[off.fail]}; re-read HEADs behind the 409's head_version per run: 3 servers${REG[on.stale]}; 1 node${REG[off.stale]};" \
+		"elections started by the three servers during those runs (raft's \"heartbeat timeout reached\" warnings): $REG_ELECT; registry error log lines: $REG_ERRS."
+	echo "- What the refused or failed steps were answered (the first of each kind, over every run):"
+	jq -rs 'map(.failure_samples // {}) | add // {} | to_entries[] | "  - \(.key): `\(.value | gsub("\n"; " ") | .[0:300])`"' <<<"${REG[on.json]}${REG[off.json]}"
+	echo "- Profile: ${REG_PROF_NOTE:-none}."
+	[[ -z $REG_PROF_LOAD ]] || echo "- Load while profiling (3 servers, $BENCH_CONC writers, the whole run): $REG_PROF_LOAD. $REG_WIN_ROWS"
+	[[ -z $REG_OFF_SYNC ]] || echo "- $REG_OFF_SYNC"
+	if [[ -n $REG_FOD ]]; then
+		echo
+		echo "Registry failover runs (ms since the kill; 6 s between runs):"
+		echo
+		echo "| run | old → new leader, writer | failover | lost | elected | knows | sent | failures |"
+		echo "| ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |"
+		while IFS= read -r line; do
+			[[ -n $line ]] || continue
+			jq -r '"| \(.run) | \(.old_leader) → \(.new_leader), via \(.writer) | \(.failover_ms|round) | \(.leader_lost_ms|round) | \(.elected_ms|round) | \(.writer_knows_ms|round) | \(.ack_start_ms|round) | \(.failures | to_entries | map("\(.value)× \(.key)") | join(", ")) |"' <<<"$line"
+		done <<<"$REG_FOD"
+		echo
+		jq -rs 'map(.failure_samples // {}) | add // {} | to_entries[] | "- \(.key): `\(.value | gsub("\n"; " ") | .[0:300])`"' <<<"$REG_FOD"
+	fi
+	if [[ -n $REG_LEAD ]]; then
+		echo
+		echo "Share of each server's CPU samples under the registry load (perf, inclusive, rows overlap):"
+		echo
+		echo "| leader | follower $RFOLL | path |"
+		echo "| ---: | ---: | --- |"
+		paste -d'|' <(sed -E 's/^\| ([^|]*) \|.*/| \1 /' <<<"$REG_LEAD") <(sed -E 's/^\| ([^|]*) \| (.*)$/ \1 | \2/' <<<"$REG_FOLL")
+		echo
+		echo "Leader, self time by binary and symbol (≥ 1.5 %):"
+		echo
+		echo '```'
+		echo "$REG_SELF"
 		echo '```'
 	fi
 fi

@@ -31,6 +31,10 @@ type failoverConfig struct {
 	warmup  time.Duration // writing before the kill
 	limit   time.Duration // give up when no write is acknowledged this long after the kill
 	every   time.Duration // status poll period of the survivors
+	// registry: each write is a registry cycle (propose HEAD+1, approve
+	// to quorum, commit) through -index, which lists registry URLs.
+	registry bool
+	signers  regSigners
 }
 
 // parseFailover parses the failover flags.
@@ -51,6 +55,9 @@ func parseFailover(args []string) (failoverConfig, error) {
 	fs.DurationVar(&cfg.warmup, "warmup", time.Second, "writing before the kill")
 	fs.DurationVar(&cfg.limit, "limit", time.Minute, "give up when nothing is acknowledged this long after the kill")
 	fs.DurationVar(&cfg.every, "every", 10*time.Millisecond, "status poll period of the survivors")
+	var signers string
+	fs.StringVar(&signers, "registry-signers", "", "registry mode: the signers file of cpbench regkeys; -index lists registry URLs, "+
+		"-token has the registry write scopes, and each write is a propose → approve to quorum → commit cycle")
 	if err := fs.Parse(args); err != nil {
 		return failoverConfig{}, err
 	}
@@ -92,6 +99,12 @@ func parseFailover(args []string) (failoverConfig, error) {
 		return failoverConfig{}, fmt.Errorf("-limit %s: want (0, %s]", cfg.limit, maxTimeout)
 	case cfg.every < time.Millisecond || cfg.every > time.Second:
 		return failoverConfig{}, fmt.Errorf("-every %s: want 1ms–1s", cfg.every)
+	}
+	if signers != "" {
+		cfg.registry = true
+		if cfg.signers, err = loadSigners(signers); err != nil {
+			return failoverConfig{}, fmt.Errorf("-registry-signers: %w", err)
+		}
 	}
 	return cfg, nil
 }
@@ -189,6 +202,9 @@ func failover(ctx context.Context, cfg failoverConfig, fetch statusFetcher, hc *
 	wctx, stopWriter := context.WithCancel(ctx)
 	defer stopWriter()
 	w := &failWriter{cfg: cfg, hc: hc, url: cfg.indexes[wi] + "/names/" + cfg.name, acked: make(chan struct{})}
+	if cfg.registry {
+		w.do = regCycles(cfg, hc, cfg.indexes[wi])
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() { w.loop(wctx) })
 	defer wg.Wait()
@@ -286,6 +302,8 @@ type failWriter struct {
 	hc    *http.Client
 	url   string
 	acked chan struct{} // closed at the first 200 of a write sent after the kill
+	// do replaces put when set (registry mode).
+	do func(ctx context.Context, i int) (version int, kind, detail string, retryAfter time.Duration)
 
 	mu       sync.Mutex
 	log      []attempt
@@ -341,7 +359,11 @@ func (w *failWriter) lastFailureLocked() string {
 func (w *failWriter) loop(ctx context.Context) {
 	for i := 1; ctx.Err() == nil; i++ {
 		start := time.Now()
-		version, kind, detail, retryAfter := w.put(ctx, i)
+		put := w.put
+		if w.do != nil {
+			put = w.do
+		}
+		version, kind, detail, retryAfter := put(ctx, i)
 		end := time.Now()
 		if ctx.Err() != nil {
 			return // cut short by the end of the run: not a result
@@ -483,5 +505,33 @@ func (o *observer) see(st cpStatus, t time.Time) {
 		if o.newLeader == "" {
 			o.newLeader = st.Leader
 		}
+	}
+}
+
+// regCycles is the registry-mode write of the failover writer: one whole
+// cycle on the HEAD it last knew (read again after a failure), so "a write
+// sent after the kill" is a cycle whose propose was sent after it.
+func regCycles(cfg failoverConfig, hc *http.Client, base string) func(ctx context.Context, i int) (int, string, string, time.Duration) {
+	w := &regWriter{cfg: regConfig{token: cfg.token, signers: cfg.signers, prefix: "failover-" + strconv.Itoa(cfg.run)}, hc: hc, base: base, fails: map[string]int{}}
+	var head *regHead
+	return func(ctx context.Context, i int) (int, string, string, time.Duration) {
+		if head == nil {
+			h, st := w.readHead(ctx)
+			if !st.ok {
+				return 0, st.kind, st.detail, st.retry
+			}
+			head = h
+		}
+		st, _ := w.cycle(ctx, head, i)
+		switch {
+		case st.ok:
+			head = st.head
+			return int(st.head.Version), "", "", 0
+		case st.lost && st.head != nil:
+			head = st.head
+		default:
+			head = nil
+		}
+		return 0, st.kind, st.detail, st.retry
 	}
 }

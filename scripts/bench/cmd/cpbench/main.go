@@ -8,6 +8,8 @@
 //	cpbench leader   -admin 127.0.0.1:8080,… [-caught-up] [-timeout 60s]
 //	cpbench failover -admin A,B,C -index http://127.0.0.1:7304,… -pid P,P,P -token T [-run N] [-timeout 1s]
 //	cpbench cas      -url http://127.0.0.1:7304[,…] -token T [-c 8] [-duration 10s] [-prefix cas]
+//	cpbench regkeys  -dir DIR [-n 3] [-m 3]
+//	cpbench reg      -url http://127.0.0.1:9444[,…] -token T -signers DIR/signers.json [-c 8] [-duration 10s] [-prefix reg]
 //
 // leader: polls every node's /api/v1/status until all of them name the
 // same leader, that node says it leads, every node lists every node as a
@@ -27,6 +29,19 @@
 // If-Match on the version the last write returned); writes per second and
 // latency percentiles of the acknowledged writes, refusals counted by kind.
 //
+// regkeys: n fresh Ed25519 signers; writes DIR/trust-roots.json (the
+// registry's trust roots, quorum m of n) and DIR/signers.json (their
+// private seeds, for reg and failover -registry-signers).
+//
+// reg: -c writers race to extend the registry: writer i on -url[i mod n]
+// reads HEAD, proposes HEAD+1, sends the quorum's approvals at once and
+// commits; a 409 chain_mismatch at any step (another writer won) re-reads
+// HEAD (taking the 409's head_version when the re-read is behind it) and
+// starts over. Acknowledged commits per second, latency percentiles of the
+// whole cycle and of the commit request, lost races, refusals by kind.
+// failover -registry-signers F runs the failover with registry cycles as
+// the writes.
+//
 // Exit 1 when the measurement fails (errors, timeouts), 2 on bad flags.
 package main
 
@@ -42,7 +57,7 @@ import (
 )
 
 // errUsage lists the subcommands.
-var errUsage = errors.New("usage: cpbench leader|failover|cas [flags] (-h for a subcommand's flags)")
+var errUsage = errors.New("usage: cpbench leader|failover|cas|regkeys|reg [flags] (-h for a subcommand's flags)")
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -99,6 +114,18 @@ func dispatch(ctx context.Context, args []string) (any, error) {
 			return nil, &usageError{err}
 		}
 		return runCAS(ctx, cfg)
+	case "regkeys":
+		cfg, err := parseRegKeys(args[1:])
+		if err != nil {
+			return nil, &usageError{err}
+		}
+		return runRegKeys(cfg)
+	case "reg":
+		cfg, err := parseReg(args[1:])
+		if err != nil {
+			return nil, &usageError{err}
+		}
+		return runReg(ctx, cfg)
 	}
 	return nil, &usageError{fmt.Errorf("unknown subcommand %q; %w", args[0], errUsage)}
 }
