@@ -121,38 +121,6 @@ func writeLogKey(dataDir string, k *LogKey) error {
 	return nil
 }
 
-// InstallLogKey makes skey (a note signer key, as ParseLogKey takes it) the
-// log key of dataDir: a missing file is created durably with it (as
-// LoadOrCreateLogKey creates one), an existing file must hold the same key
-// (else an error wrapping ErrKeyMismatch). The registry's replicated state
-// machine installs the key of the log's init entry with it, so every member
-// signs checkpoints with one key.
-func InstallLogKey(dataDir, skey string) (*LogKey, error) {
-	k, err := ParseLogKey(skey)
-	if err != nil {
-		return nil, err
-	}
-	have, err := readLogKey(dataDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err := writeLogKey(dataDir, k); err != nil {
-			return nil, err
-		}
-		have, err = readLogKey(dataDir)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if have.SignerKey() != k.SignerKey() {
-		return nil, fmt.Errorf("%w: %s holds the key of %q (%08x), the log's is %q (%08x)", ErrKeyMismatch,
-			LogKeyPath(dataDir), have.Origin(), have.KeyID(), k.Origin(), k.KeyID())
-	}
-	return have, nil
-}
-
-// ErrKeyMismatch is InstallLogKey's error when the key file holds another
-// key than the log's.
-var ErrKeyMismatch = errors.New("tiles: the log key file holds another key")
-
 // SignerKey returns the key's text as the key file holds it (without the
 // newline): "PRIVATE+KEY+<origin>+<key ID>+<base64>". It is secret.
 func (k *LogKey) SignerKey() string { return k.signerKey() }
