@@ -316,13 +316,20 @@ func (l *commitLog) check(err error) error {
 	}
 	l.outcomes[outcome]++
 	if outcome != httpx.OutcomeNotWritten && outcome != httpx.OutcomeUnknown {
-		return fmt.Errorf("503 no_quorum with details %v, want details.outcome not_written or unknown: %w", he.Details, errNoOutcome)
+		return fmt.Errorf("503 no_quorum with details %v, want details.outcome not_written or unknown: %w", he.Details, errBadOutcome)
+	}
+	if outcome == httpx.OutcomeUnknown && strings.Contains(he.Message, "connection refused") {
+		// The relay never reached the leader: nothing was sent, so the
+		// outcome is known, and the follower should have waited for the
+		// next leader and gone there (docs/cluster.md §14).
+		return fmt.Errorf("503 no_quorum unknown for a write that was never sent (%s): %w", he.Message, errBadOutcome)
 	}
 	return err
 }
 
-// errNoOutcome marks a 503 no_quorum without a documented outcome.
-var errNoOutcome = errors.New("no outcome")
+// errBadOutcome marks a 503 no_quorum whose details.outcome is missing or
+// wrong.
+var errBadOutcome = errors.New("wrong outcome")
 
 // outcomeCounts returns a copy of the no_quorum outcomes seen.
 func (l *commitLog) outcomeCounts() map[string]int {
@@ -515,6 +522,7 @@ func (r *regCluster) checkSame(nodes []*clNode, when string) registryapi.Head {
 		}
 	}
 	r.checkSegments(nodes, when)
+	r.checkStatus(nodes, h, when)
 	for _, n := range nodes {
 		r.verifyCLI(n, h.Version, when)
 		r.fsck(n, h.Version, when)
@@ -552,6 +560,37 @@ func (r *regCluster) checkVersions(nodes []*clNode, head uint64, when string) {
 			}
 		}
 	}
+}
+
+// checkStatus: every node's /registry/status shows the same HEAD, quorum,
+// checkpoint size and open proposals, is read- and write-ready (a
+// follower takes writes by relaying them), and GET /registry/proposals is
+// byte-identical everywhere (proposals are replicated state).
+func (r *regCluster) checkStatus(nodes []*clNode, h registryapi.Head, when string) {
+	t := r.c.t
+	t.Helper()
+	var props []byte
+	for _, n := range nodes {
+		var st registryapi.Status
+		waitFor(t, regCheckpointLimit, clPollEvery, n.id+"'s registry status to settle at HEAD", func() (bool, string) {
+			var err error
+			st, err = regStatus(n.node)
+			return err == nil && st.WriteReady && st.ReadReady && st.Checkpoint.Size == h.Version+1,
+				fmt.Sprintf("%+v %v", st, err)
+		})
+		if st.Head != h || st.Quorum != (registryapi.Quorum{M: 2, N: 3}) || st.DevSigner || st.MinIndex != 0 {
+			t.Errorf("%s: registry status %+v, want HEAD %+v, quorum 2 of 3, no dev signer, min_index 0 (%s)", n.id, st, h, when)
+		}
+		p := do(t, http.MethodGet, n.regBaseURL()+"/registry/proposals", nil, nil)
+		if p.status != http.StatusOK {
+			t.Errorf("%s: GET /registry/proposals: %d %s", n.id, p.status, p.body)
+		} else if props == nil {
+			props = p.body
+		} else if !bytes.Equal(p.body, props) {
+			t.Errorf("%s: GET /registry/proposals %.300s, %s's %.300s (%s)", n.id, p.body, nodes[0].id, props, when)
+		}
+	}
+	t.Logf("open proposals (%s): %.200s", when, props)
 }
 
 // checkSegments: every node's segment files (<data>/registry/log) are

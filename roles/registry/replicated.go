@@ -3,10 +3,13 @@ package registry
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -270,51 +273,73 @@ func (r *Role) propose(ctx context.Context, e reglog.Entry) error {
 // leader (or for a write already forwarded once) it calls next; otherwise it
 // relays the request, the client's headers included, to the leader's
 // registry (its gossiped URL) with X-Ron-Forwarded and hands back the
-// answer as it is. Without a leader, or when the leader runs no registry,
-// the answer is 503 no_quorum, nothing written; a leader that does not
-// answer gives 503 no_quorum with outcome unknown.
+// answer as it is. When the leader cannot be reached at all (connection
+// refused or connect timed out: nothing was sent), it waits for the group
+// to elect another leader (at most the election bound) and goes there once,
+// as name writes do. Without a leader, when the leader runs no registry, or
+// when no leader could be reached, the answer is 503 no_quorum, nothing
+// written; a leader that does not answer a request it was sent gives 503
+// no_quorum with outcome unknown.
 func (r *Role) forward(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		plane := r.opt.Plane
 		if plane.Freshness().Leader {
 			return next(c)
 		}
-		if c.Request().Header.Get(HeaderForwarded) != "" {
+		req := c.Request()
+		if req.Header.Get(HeaderForwarded) != "" {
 			return httpx.NoQuorum(httpx.OutcomeNotWritten, "", "leadership moved while the write was forwarded; nothing was written, retry")
 		}
-		leader, ok := plane.AwaitOtherLeader(c.Request().Context(), "")
+		leader, ok := plane.AwaitOtherLeader(req.Context(), "")
 		if !ok {
 			return httpx.NoQuorum(httpx.OutcomeNotWritten, "", "%s", plane.NoQuorumReason())
 		}
-		m, ok := r.opt.Cluster.View().Member(leader)
-		base := m.URL(registryapi.RoleName)
-		if !ok || base == "" {
-			return httpx.NoQuorum(httpx.OutcomeNotWritten, leader, "the control-plane leader %s does not run the registry: "+
-				"every cluster.server = true node must run the registry when any node does (add \"registry\" to its roles)", leader)
+		body, err := io.ReadAll(io.LimitReader(req.Body, maxForwardBody+1))
+		if err != nil || len(body) > maxForwardBody {
+			return httpx.NewError(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge, "request body too large to forward")
 		}
-		return r.relay(c, leader, base)
+		for tries := 0; ; tries++ {
+			if leader == r.opt.Node.ID { // elected while this write waited
+				req.Body = io.NopCloser(bytes.NewReader(body))
+				return next(c)
+			}
+			m, ok := r.opt.Cluster.View().Member(leader)
+			base := m.URL(registryapi.RoleName)
+			if !ok || base == "" {
+				return httpx.NoQuorum(httpx.OutcomeNotWritten, leader, "the control-plane leader %s does not run the registry: "+
+					"every cluster.server = true node must run the registry when any node does (add \"registry\" to its roles)", leader)
+			}
+			sent, err := r.relay(c, leader, base, body)
+			if sent || tries > 0 {
+				return err
+			}
+			if leader, ok = plane.AwaitOtherLeader(req.Context(), leader); !ok {
+				return err
+			}
+		}
 	}
 }
 
-// relay sends c's request to base (the leader's registry) and copies the
-// answer back.
-func (r *Role) relay(c echo.Context, leader, base string) error {
+// relay sends c's request with body to base (the leader's registry) and
+// copies the answer back; sent is false when the leader could not be
+// reached at all (the error is then 503 no_quorum, not_written).
+func (r *Role) relay(c echo.Context, leader, base string, body []byte) (sent bool, err error) {
 	req := c.Request()
-	body, err := io.ReadAll(io.LimitReader(req.Body, maxForwardBody+1))
-	if err != nil || len(body) > maxForwardBody {
-		return httpx.NewError(http.StatusRequestEntityTooLarge, httpx.CodePayloadTooLarge, "request body too large to forward")
-	}
 	ctx, cancel := context.WithTimeout(req.Context(), forwardTimeout)
 	defer cancel()
 	out, err := http.NewRequestWithContext(ctx, req.Method, base+req.URL.RequestURI(), bytes.NewReader(body))
 	if err != nil {
-		return err
+		return true, err
 	}
 	out.Header = req.Header.Clone()
 	out.Header.Set(HeaderForwarded, r.opt.Node.ID)
 	resp, err := r.client().Do(out)
 	if err != nil {
-		return httpx.NoQuorum(httpx.OutcomeUnknown, leader, "the control-plane leader %s did not answer (%v); "+
+		if notSent(err) && req.Context().Err() == nil {
+			return false, httpx.NoQuorum(httpx.OutcomeNotWritten, leader,
+				"the control-plane leader %s could not be reached (%v); nothing was written, retry", leader, err)
+		}
+		return true, httpx.NoQuorum(httpx.OutcomeUnknown, leader, "the control-plane leader %s did not answer (%v); "+
 			"the write's outcome is unknown: retry (propose and commit are idempotent)", leader, err)
 	}
 	defer resp.Body.Close()
@@ -325,7 +350,16 @@ func (r *Role) relay(c echo.Context, leader, base string) error {
 	}
 	c.Response().WriteHeader(resp.StatusCode)
 	_, err = io.Copy(c.Response(), io.LimitReader(resp.Body, maxForwardBody))
-	return err
+	return true, err
+}
+
+// notSent reports whether a relay's error means no byte of the request
+// reached the leader: the connection was never made (refused, no route,
+// or the connect timed out).
+func notSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial" || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH)
 }
 
 // client is the HTTP client relays use.
