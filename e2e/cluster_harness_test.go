@@ -73,6 +73,11 @@ type clusterOpts struct {
 	// (bootstrap_expect = 1) and the other servers wait to be added (0), as
 	// when a node with data becomes the first server of a new cluster.
 	seed bool
+	// registry runs the registry role on every node (docs/cluster.md §14:
+	// every server must run it when any node does), from trust roots of
+	// three keygen keys with m = 2 (testCluster.regKeys), in a [registry]
+	// table of its own (so cluster must not open one).
+	registry bool
 }
 
 // testCluster is a set of `ron serve` processes forming one cluster: node 0
@@ -85,6 +90,11 @@ type testCluster struct {
 	key   []byte // the shared root key file's content
 	tok   string
 	lab   *netLab // the nodes' network with clusterOpts.netns, else nil
+	extra string  // clusterOpts.cluster, for nodes added later (addNode)
+	// regKeys are the registry's signer keys and regTrust the trust-roots
+	// file naming them (m = 2) with clusterOpts.registry, else nil and "".
+	regKeys  []regKey
+	regTrust string
 }
 
 // clNode is one member: its fixed identity (id, loopback host, config,
@@ -145,7 +155,14 @@ func newTestCluster(t *testing.T, o clusterOpts) *testCluster {
 	if _, err := rand.Read(key); err != nil {
 		t.Fatal(err)
 	}
-	c := &testCluster{t: t, key: []byte(hex.EncodeToString(key) + "\n")}
+	c := &testCluster{t: t, key: []byte(hex.EncodeToString(key) + "\n"), extra: o.cluster}
+	if o.registry {
+		dir := t.TempDir()
+		for i := 1; i <= 3; i++ {
+			c.regKeys = append(c.regKeys, keygen(t, dir, fmt.Sprintf("org:e2e#k%d", i)))
+		}
+		c.regTrust = writeTrustRoots(t, dir, c.regKeys, 2)
+	}
 	var hosts []string
 	if o.netns {
 		c.lab = newNetLab(t, o.nodes)
@@ -176,11 +193,7 @@ func newTestCluster(t *testing.T, o clusterOpts) *testCluster {
 		} else {
 			join = []string{c.nodes[0].gossipAddr()}
 		}
-		dir := t.TempDir()
-		n.cfgPath = filepath.Join(dir, "ron.toml")
-		if err := os.WriteFile(n.cfgPath, []byte(clusterConfig(n, join, o.cluster)), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		c.writeConfig(n, join)
 		c.writeKey(n)
 	}
 	if c.lab != nil {
@@ -192,14 +205,30 @@ func newTestCluster(t *testing.T, o clusterOpts) *testCluster {
 	return c
 }
 
+// writeConfig writes n's config file (clusterConfig) into a fresh dir.
+func (c *testCluster) writeConfig(n *clNode, join []string) {
+	c.t.Helper()
+	n.cfgPath = filepath.Join(c.t.TempDir(), "ron.toml")
+	if err := os.WriteFile(n.cfgPath, []byte(clusterConfig(n, join, c.extra, c.regTrust)), 0o600); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
 // clusterConfig is a node's config file: its roles, the [cluster] table of
 // the cluster e2e conventions (the first clServers nodes are control-plane
-// servers) and a gateway without an anonymous rate limit.
-func clusterConfig(n *clNode, join []string, extra string) string {
-	roles := `["storage", "index"]`
+// servers), a gateway without an anonymous rate limit and, with trust
+// (a trust-roots file), the registry role on those trust roots.
+func clusterConfig(n *clNode, join []string, extra, trust string) string {
+	list := []string{`"storage"`, `"index"`}
 	if n.hasGateway {
-		roles = `["storage", "index", "gateway"]`
+		list = append(list, `"gateway"`)
 	}
+	var registry string
+	if trust != "" {
+		list = append(list, `"registry"`)
+		registry = fmt.Sprintf("\n[registry]\ntrust_roots = %q\nallow_dev_signer = false\n", trust)
+	}
+	roles := "[" + strings.Join(list, ", ") + "]"
 	quoted := make([]string, len(join))
 	for i, j := range join {
 		quoted[i] = fmt.Sprintf("%q", j)
@@ -221,8 +250,8 @@ bootstrap_expect = %d
 [gateway]
 anon_rps = 1000000.0
 anon_burst = 0
-`, roles, n.id, n.gossipAddr(), strings.Join(quoted, ", "), clRepairAfter, clRepairInterval,
-		n.server, n.bootstrapExpect, extra)
+%s`, roles, n.id, n.gossipAddr(), strings.Join(quoted, ", "), clRepairAfter, clRepairInterval,
+		n.server, n.bootstrapExpect, extra, registry)
 }
 
 func (n *clNode) gossipAddr() string { return fmt.Sprintf("%s:%d", n.host, clPortGossip) }
@@ -440,4 +469,25 @@ func portsFree(host string) bool {
 	}
 	pc.Close()
 	return true
+}
+
+// addNode plans and starts a fresh member with id (a new loopback host, an
+// empty data dir holding only the shared root key) that joins through the
+// running nodes' gossip; a server has bootstrap_expect = 0, so it waits
+// for the leader to add it. It waits until the node is ready.
+func (c *testCluster) addNode(id string, server bool) *clNode {
+	c.t.Helper()
+	if c.lab != nil {
+		c.t.Fatal("addNode needs a loopback cluster (no clusterOpts.netns)")
+	}
+	n := &clNode{id: id, slot: len(c.nodes), host: allocHosts(c.t, 1)[0], dataDir: c.t.TempDir(), server: server}
+	var join []string
+	for _, m := range c.running() {
+		join = append(join, m.gossipAddr())
+	}
+	c.writeConfig(n, join)
+	c.writeKey(n)
+	c.nodes = append(c.nodes, n)
+	c.restart(n)
+	return n
 }
