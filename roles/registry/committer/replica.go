@@ -35,6 +35,7 @@ type replica struct {
 	bell     chan struct{}          // capacity 1: "the stores changed"
 	followed chan Effects           // bounded: applied entries' effects, in log order, for Run to follow
 	leader   bool                   // Run: barrier and reload done since this member last led
+	settled  atomic.Bool            // leader is true: the snapshot holds every committed entry
 }
 
 // followQueue bounds the effects waiting for Run to follow; past it the
@@ -71,6 +72,7 @@ func (c *Committer) Notice(token string, fx *Effects) {
 		return
 	}
 	c.repl.foreign.Store(true)
+	c.repl.settled.Store(false)
 	queued := false
 	if fx != nil {
 		select {
@@ -257,10 +259,12 @@ func (c *Committer) lead(ctx context.Context) bool {
 	r := &c.repl
 	if !r.leading() {
 		r.leader = false
+		r.settled.Store(false)
 		return false
 	}
 	if r.foreign.Swap(false) {
 		r.leader = false
+		r.settled.Store(false)
 	}
 	if r.leader && !c.poisoned.Load() {
 		return true
@@ -274,7 +278,18 @@ func (c *Committer) lead(ctx context.Context) bool {
 	r.stale.Store(false)
 	c.reloadReplica(ctx)
 	r.leader = !c.poisoned.Load()
+	r.settled.Store(r.leader)
 	return r.leader
+}
+
+// settled reports whether the handler-side checks may refuse a write from
+// the read snapshot: always outside replicated mode; in it, only on a
+// leader whose barrier and reload of this term are done. A new leader's
+// snapshot may lack entries the old leader acknowledged (Raft applies them
+// only after the new leader's first entry commits), so until then a write
+// goes to the committer, which checks it again after its barrier.
+func (c *Committer) settled() bool {
+	return !c.repl.on() || (c.repl.settled.Load() && c.repl.leading())
 }
 
 // propose is persist in replicated mode: the effects become one entry of

@@ -3,6 +3,7 @@ package committer
 import (
 	"context"
 	"errors"
+	"math"
 
 	"github.com/ronhq/ron/roles/registry/registryapi"
 	"github.com/ronhq/ron/roles/registry/registryapi/descriptor"
@@ -27,7 +28,7 @@ func (c *Committer) Propose(ctx context.Context, s *descriptor.Set, corrID strin
 		return registryapi.Proposed{}, c.rejectEarly(kindPropose, ev, err)
 	}
 	snap, lim := c.snap.Load(), c.limits()
-	if err := s.CheckChain(snap.head.Version, snap.head.PayloadB3); err != nil {
+	if err := snapChainCheck(snap, s); err != nil && c.settled() {
 		return registryapi.Proposed{}, c.rejectEarly(kindPropose, ev, err)
 	}
 	if e := snap.props.get(id); e != nil && e.open && c.now().Before(e.expiresAt) {
@@ -60,17 +61,30 @@ func (c *Committer) Approve(ctx context.Context, id string, a descriptor.Approva
 	ctx, cancel := context.WithTimeout(ctx, lim.CommitTimeout)
 	defer cancel()
 	snap := c.snap.Load()
-	e, err := c.approveCheck(ctx, snap, id, a, lim)
-	if e != nil {
-		ev.b3 = e.view.PayloadB3
-		ev = ev.withVersion(e.view.Version)
-	}
-	if err != nil {
-		return registryapi.ApprovalResult{}, c.rejectEarly(kindApprove, ev, err)
+	verifiedAt := uint64(math.MaxUint64) // not verified here: the committer verifies
+	if c.settled() {
+		e, err := c.approveCheck(ctx, snap, id, a, lim)
+		if e != nil {
+			ev.b3 = e.view.PayloadB3
+			ev = ev.withVersion(e.view.Version)
+		}
+		if err != nil {
+			return registryapi.ApprovalResult{}, c.rejectEarly(kindApprove, ev, err)
+		}
+		verifiedAt = snap.head.Version
 	}
 	r, err := c.submit(ctx, c.qApprovals, endpointApprove, kindApprove, ev,
-		&message{kind: kindApprove, id: id, approval: a, verifiedAt: snap.head.Version, corrID: corrID})
+		&message{kind: kindApprove, id: id, approval: a, verifiedAt: verifiedAt, corrID: corrID})
 	return r.approval, err
+}
+
+// snapChainCheck is the propose chain check against snap (no HEAD yet: a
+// replicated registry before its init entry, refused by readiness first).
+func snapChainCheck(snap *snapshot, s *descriptor.Set) error {
+	if snap.head == nil {
+		return nil
+	}
+	return s.CheckChain(snap.head.Version, snap.head.PayloadB3)
 }
 
 // approveCheck runs the handler-side approve checks against snap.
@@ -126,10 +140,10 @@ func (c *Committer) Commit(ctx context.Context, id string, corrID string) (regis
 	}
 	lim := c.limits()
 	e, err := c.snap.Load().lookup(id, c.now(), lim.TombstoneTTL)
-	if err != nil {
+	if err != nil && c.settled() {
 		return registryapi.Committed{}, c.rejectEarly(kindCommit, ev, err)
 	}
-	if e.committed != nil {
+	if err == nil && e.committed != nil {
 		c.emit(auditEvent{event: evCommitAccepted, proposalID: id, b3: e.committed.PayloadB3, corrID: corrID}.
 			withVersion(e.committed.Version))
 		return *e.committed, nil
