@@ -113,14 +113,16 @@ func pollUntilEvery(limit, every time.Duration, cond func() bool) bool {
 	}
 }
 
-// freeAddr returns a loopback address with a port that was free a moment ago
-// and that no earlier call in this process returned.
+// freeAddr returns a loopback address with a port below the ephemeral
+// range that was free a moment ago and that no earlier call in this
+// process returned.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	for {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+	for range 1000 {
+		port := plannedPortLow + rand.IntN(plannedPortHigh-plannedPortLow)
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
-			t.Fatal(err)
+			continue // in use: try another
 		}
 		addr := ln.Addr().String()
 		ln.Close()
@@ -128,7 +130,18 @@ func freeAddr(t testing.TB) string {
 			return addr
 		}
 	}
+	t.Fatalf("no free port in %d–%d", plannedPortLow, plannedPortHigh)
+	return ""
 }
+
+// Planned listener ports come from below Linux's ephemeral range (32768–
+// 60999 by default): a port the kernel hands to an outgoing connection or
+// a ":0" listener of another test process (Raft and gossip tests make
+// many) can never take one between freeAddr and the node's bind.
+const (
+	plannedPortLow  = 20000
+	plannedPortHigh = 32000
+)
 
 // handedOut remembers every address freeAddr returned in this test
 // process, so two listeners planned before either binds never share a port
