@@ -30,13 +30,14 @@ type clusterNode struct {
 	log       zerolog.Logger
 	allowList *memberAllowList // nil unless cluster.registry_admission
 
-	mu    sync.Mutex        // guards the fields below; never held across I/O
-	bound map[string]string // role → bound listener address, once started
-	want  *Config           // the config whose metadata should be gossiped
-	raft  *cluster.RaftMeta // the control-plane part of the metadata; nil: none
-	gen   uint64            // counts changes of want and bound
-	meta  cluster.Meta      // the metadata last handed to the membership
-	send  func(cluster.Meta) error
+	mu      sync.Mutex        // guards the fields below; never held across I/O
+	bound   map[string]string // role → bound listener address, once started
+	want    *Config           // the config whose metadata should be gossiped
+	raft    *cluster.RaftMeta // the control-plane part of the metadata; nil: none
+	gen     uint64            // counts changes of want and bound
+	meta    cluster.Meta      // the metadata last handed to the membership
+	sending bool              // a send is in flight (memberlist's UpdateNode is not safe concurrently)
+	send    func(cluster.Meta) error
 
 	wg            sync.WaitGroup     // cluster-run and cluster-allowlist
 	stopAllowList context.CancelFunc // ends cluster-allowlist; set by run
@@ -131,12 +132,13 @@ func (cn *clusterNode) setBound(n *Node) {
 }
 
 // updateMeta gossips the metadata of cfg (nil: of the config last given;
-// a reload changed a role URL or the zone, or the listeners are bound) when
-// it differs from the last one; UpdateMeta may wait up to 1 s for the
-// broadcast. It fails, changing nothing, when cfg's metadata does not
-// validate. Concurrent calls (a reload while run gossips the bound
-// addresses) end with the metadata of the latest cfg and bound addresses:
-// a call that finds them changed while it was sending sends again.
+// a reload changed a role URL or the zone, or the listeners are bound, or
+// the control plane's part changed) when it differs from the last one;
+// UpdateMeta may wait up to 1 s for the broadcast. It fails, changing
+// nothing, when cfg's metadata does not validate. One send is in flight at
+// a time (memberlist's UpdateNode races with itself): a call made while
+// another sends returns at once, and the sender, finding the metadata
+// changed meanwhile, sends again, so concurrent calls end with the latest.
 func (cn *clusterNode) updateMeta(cfg *Config) error {
 	if cfg != nil {
 		cn.mu.Lock()
@@ -152,21 +154,27 @@ func (cn *clusterNode) updateMeta(cfg *Config) error {
 	}
 	for {
 		cn.mu.Lock()
+		if cn.sending { // the send in flight sees gen moved and sends again
+			cn.mu.Unlock()
+			return nil
+		}
 		gen, m := cn.gen, nodeMeta(cn.want, cn.id, maps.Clone(cn.bound), cn.raft)
 		same := reflect.DeepEqual(m, cn.meta)
+		cn.sending = !same
 		cn.mu.Unlock()
 		if same {
 			return nil
 		}
-		if err := cn.send(m); err != nil {
-			return err
-		}
+		err := cn.send(m)
 		cn.mu.Lock()
-		cn.meta = m
+		cn.sending = false
+		if err == nil {
+			cn.meta = m
+		}
 		settled := cn.gen == gen
 		cn.mu.Unlock()
-		if settled {
-			return nil
+		if err != nil || settled {
+			return err
 		}
 	}
 }
