@@ -79,6 +79,11 @@ func setTreeHeaders(h http.Header, etag string) {
 	h.Set("Content-Type", "application/octet-stream")
 }
 
+// outboardAttempts bounds outboardOf's upgrade-and-reopen rounds: a
+// concurrent read may cache the v1 sidecar just before the background
+// pass renames the v2 one over it (the next Upgrade drops that entry).
+const outboardAttempts = 3
+
 // outboardOf returns obj's outboard, upgrading a v1 object's sidecar
 // first: the data is hashed whole, and the outboard is taken from the
 // object reopened on the v2 sidecar.
@@ -87,19 +92,28 @@ func (r *Role) outboardOf(ctx context.Context, obj store.Object) (bao.Outboard, 
 		return ob, nil
 	}
 	id := obj.Info().ID
-	if _, err := r.upgradeObject(ctx, id); err != nil {
-		return nil, storeError(err)
+	for range outboardAttempts {
+		if _, err := r.upgradeObject(ctx, id); err != nil {
+			return nil, storeError(err)
+		}
+		ob, err := r.reopenedOutboard(ctx, id)
+		if err != nil || ob != nil {
+			return ob, err
+		}
 	}
+	return nil, httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNotReady,
+		"the object's sidecar is being rewritten by an older ron sharing this data directory; retry").WithRetryAfter(1)
+}
+
+// reopenedOutboard opens id again and returns its outboard (nil while its
+// sidecar is still v1).
+func (r *Role) reopenedOutboard(ctx context.Context, id store.ID) (bao.Outboard, error) {
 	again, err := r.engine.Open(ctx, id)
 	if err != nil {
 		return nil, storeError(err)
 	}
 	defer again.Close()
-	if ob := again.Outboard(); ob != nil {
-		return ob, nil
-	}
-	return nil, httpx.NewError(http.StatusServiceUnavailable, httpx.CodeNotReady,
-		"the object's sidecar is being rewritten by an older ron sharing this data directory; retry").WithRetryAfter(1)
+	return again.Outboard(), nil
 }
 
 // handleSlice answers GET /o/{b3}/slice?start=S&len=N (docs/storage.md §4):
