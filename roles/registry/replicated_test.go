@@ -243,6 +243,16 @@ func TestReplicatedChainImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameEverywhere(t, []*node{a, b}, 301)
+	// a's in-process client writes only while a leads: under load b may
+	// have won an election since it was added; hand leadership back.
+	consensustest.Eventually(t, "a leads", func() bool {
+		if b.opt.Plane.Freshness().Leader {
+			hctx, hcancel := context.WithTimeout(context.Background(), 2*time.Second)
+			b.opt.Plane.Group().HandOff(hctx)
+			hcancel()
+		}
+		return a.opt.Plane.Freshness().Leader
+	})
 	a.commit("on the control plane")
 	sameEverywhere(t, []*node{a, b}, 302)
 }
