@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"debug/buildinfo"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -642,7 +641,7 @@ func (r *regCluster) verifyCLI(n *clNode, head uint64, when string) {
 func (r *regCluster) fsck(n *clNode, head uint64, when string) {
 	t := r.c.t
 	t.Helper()
-	bin := findFsck()
+	bin := tooltest.GoBinary("fsck", tooltest.FsckPackage)
 	if bin == "" {
 		tooltest.Missing(t, "Tessera fsck is not installed (go install github.com/transparency-dev/tessera/cmd/fsck@v1.0.4)")
 	}
@@ -663,32 +662,6 @@ func (r *regCluster) fsck(n *clNode, head uint64, when string) {
 		strings.Contains(stderr.String(), "fsck failed") {
 		t.Errorf("%s: fsck (%s) did not print %q:\n%s", n.id, when, want, stderr.String())
 	}
-}
-
-// findFsck returns Tessera's fsck binary in $GOBIN, $GOPATH/bin or on
-// PATH, recognised by its build info (a system fsck(8) is not it), or "".
-func findFsck() string {
-	var dirs []string
-	if d := os.Getenv("GOBIN"); d != "" {
-		dirs = append(dirs, d)
-	}
-	gopath := os.Getenv("GOPATH")
-	if gopath == "" {
-		if home, err := os.UserHomeDir(); err == nil {
-			gopath = filepath.Join(home, "go")
-		}
-	}
-	for _, p := range filepath.SplitList(gopath) {
-		dirs = append(dirs, filepath.Join(p, "bin"))
-	}
-	dirs = append(dirs, filepath.SplitList(os.Getenv("PATH"))...)
-	for _, d := range dirs {
-		path := filepath.Join(d, "fsck")
-		if info, err := buildinfo.ReadFile(path); err == nil && info.Path == "github.com/transparency-dev/tessera/cmd/fsck" {
-			return path
-		}
-	}
-	return ""
 }
 
 // waitServers polls until every node of among lists exactly want as the

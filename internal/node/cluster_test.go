@@ -9,6 +9,7 @@ import (
 	"github.com/ronhq/ron/internal/node"
 	"github.com/ronhq/ron/internal/node/nodetest"
 	"github.com/ronhq/ron/runtime/cluster"
+	"github.com/ronhq/ron/runtime/consensus/consensustest"
 )
 
 // TestClusterPairMembers: two nodes sharing a root key file see each other
@@ -166,13 +167,10 @@ func TestMemberAllowListWiring(t *testing.T) {
 			c.Cluster.Server, c.Cluster.BootstrapExpect = true, 1
 		}})
 	var err error
-	deadline := time.Now().Add(10 * time.Second)
-	for err = node.CheckMemberAllowList(n); err != nil && time.Now().Before(deadline); err = node.CheckMemberAllowList(n) {
-		time.Sleep(10 * time.Millisecond) // poll the init entry, at most 10 s
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	consensustest.Eventually(t, "the allow list follows the registry", func() bool {
+		err = node.CheckMemberAllowList(n)
+		return err == nil
+	})
 }
 
 // TestClusterReloadRoleURL: a reload that changes only a role's

@@ -216,3 +216,19 @@ type bufferSink struct{ bytes.Buffer }
 func (*bufferSink) ID() string    { return "" }
 func (*bufferSink) Cancel() error { return nil }
 func (*bufferSink) Close() error  { return nil }
+
+// BytesSnapshot is a state machine's snapshot taken in memory (between two
+// applies): Persist writes it to the sink whole.
+type BytesSnapshot []byte
+
+// Persist implements raft.FSMSnapshot.
+func (s BytesSnapshot) Persist(sink raft.SnapshotSink) error {
+	if _, err := sink.Write(s); err != nil {
+		_ = sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+// Release implements raft.FSMSnapshot.
+func (BytesSnapshot) Release() {}

@@ -3,14 +3,12 @@ package registrycmd
 import (
 	"bytes"
 	"context"
-	"debug/buildinfo"
 	"encoding/binary"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -152,7 +150,7 @@ const fsckInstall = "go install github.com/transparency-dev/tessera/cmd/fsck@v1.
 // tile at level 1) and requires its success line; v1.0.4 exits 0 even on
 // failure, so stderr decides. The same log passes `ron registry verify`.
 func TestTesseraFsck(t *testing.T) {
-	bin := findFsck()
+	bin := tooltest.GoBinary("fsck", tooltest.FsckPackage)
 	if bin == "" {
 		tooltest.Missing(t, "Tessera fsck is not installed: %s", fsckInstall)
 	}
@@ -175,30 +173,4 @@ func TestTesseraFsck(t *testing.T) {
 	}
 	runCLI(t, cliEnv(t.TempDir(), ""), "", "registry", "verify", n.url(), "--log-key", keyFile).
 		want(t, 0, "size 650", "verified 650 from 0")
-}
-
-// findFsck returns Tessera's fsck binary in $GOBIN, $GOPATH/bin or on
-// PATH, recognised by its build info (a system fsck(8) is not it), or "".
-func findFsck() string {
-	var dirs []string
-	if d := os.Getenv("GOBIN"); d != "" {
-		dirs = append(dirs, d)
-	}
-	gopath := os.Getenv("GOPATH")
-	if gopath == "" {
-		if home, err := os.UserHomeDir(); err == nil {
-			gopath = filepath.Join(home, "go")
-		}
-	}
-	for _, p := range filepath.SplitList(gopath) {
-		dirs = append(dirs, filepath.Join(p, "bin"))
-	}
-	dirs = append(dirs, filepath.SplitList(os.Getenv("PATH"))...)
-	for _, d := range dirs {
-		path := filepath.Join(d, "fsck")
-		if info, err := buildinfo.ReadFile(path); err == nil && info.Path == "github.com/transparency-dev/tessera/cmd/fsck" {
-			return path
-		}
-	}
-	return ""
 }

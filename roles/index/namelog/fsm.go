@@ -13,6 +13,7 @@ import (
 
 	"github.com/ronhq/ron/roles/index/indexapi"
 	"github.com/ronhq/ron/roles/index/indexdb"
+	"github.com/ronhq/ron/runtime/consensus"
 )
 
 // applyTimeout bounds one entry's database transaction.
@@ -128,7 +129,7 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	if err := f.db.SnapshotNames(context.Background(), &buf); err != nil {
 		return nil, err
 	}
-	return snapshot(buf.Bytes()), nil
+	return consensus.BytesSnapshot(buf.Bytes()), nil
 }
 
 // Restore implements raft.FSM: the names become the snapshot's.
@@ -142,18 +143,3 @@ func (f *FSM) Restore(r io.ReadCloser) error {
 	}
 	return nil
 }
-
-// snapshot is one names snapshot in memory.
-type snapshot []byte
-
-// Persist implements raft.FSMSnapshot.
-func (s snapshot) Persist(sink raft.SnapshotSink) error {
-	if _, err := sink.Write(s); err != nil {
-		_ = sink.Cancel()
-		return err
-	}
-	return sink.Close()
-}
-
-// Release implements raft.FSMSnapshot.
-func (snapshot) Release() {}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ronhq/ron/roles/registry/committer"
 	"github.com/ronhq/ron/roles/registry/segment"
+	"github.com/ronhq/ron/runtime/consensus"
 	"github.com/ronhq/ron/store/kv"
 )
 
@@ -91,7 +92,7 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 		return nil, err
 	}
 	buf.Write(recs.Bytes())
-	return snapshot(buf.Bytes()), nil
+	return consensus.BytesSnapshot(buf.Bytes()), nil
 }
 
 // writeLine writes v's JSON and a newline.
@@ -248,18 +249,3 @@ func strictJSON(b []byte, v any) error {
 	dec.DisallowUnknownFields()
 	return dec.Decode(v)
 }
-
-// snapshot is one registry snapshot in memory.
-type snapshot []byte
-
-// Persist implements raft.FSMSnapshot.
-func (s snapshot) Persist(sink raft.SnapshotSink) error {
-	if _, err := sink.Write(s); err != nil {
-		_ = sink.Cancel()
-		return err
-	}
-	return sink.Close()
-}
-
-// Release implements raft.FSMSnapshot.
-func (snapshot) Release() {}

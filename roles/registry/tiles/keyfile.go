@@ -101,6 +101,18 @@ func createLogKey(dataDir, origin string) error {
 // writeLogKey publishes k's file unless one exists already (then it is
 // left as it is).
 func writeLogKey(dataDir string, k *LogKey) error {
+	return publishLogKey(dataDir, k, func(tmp, path string) error {
+		if err := durable.RenameNoReplace(tmp, path); err != nil && !errors.Is(err, durable.ErrExists) {
+			return fmt.Errorf("tiles: publish log key: %w", err)
+		}
+		return nil
+	})
+}
+
+// publishLogKey writes k to a temp file in the key folder (created 0700)
+// with fsync, hands it to place (the rename onto the key file's path),
+// removes what is left of the temp file and fsyncs the folder.
+func publishLogKey(dataDir string, k *LogKey, place func(tmp, path string) error) error {
 	dir := filepath.Dir(LogKeyPath(dataDir))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("tiles: create key dir: %w", err)
@@ -112,8 +124,8 @@ func writeLogKey(dataDir string, k *LogKey) error {
 		return fmt.Errorf("tiles: write log key: %w", err)
 	}
 	defer os.Remove(tmp)
-	if err := durable.RenameNoReplace(tmp, LogKeyPath(dataDir)); err != nil && !errors.Is(err, durable.ErrExists) {
-		return fmt.Errorf("tiles: publish log key: %w", err)
+	if err := place(tmp, LogKeyPath(dataDir)); err != nil {
+		return err
 	}
 	if err := durable.SyncDir(dir); err != nil {
 		return fmt.Errorf("tiles: sync %s: %w", dir, err)
@@ -130,22 +142,10 @@ func (k *LogKey) SignerKey() string { return k.signerKey() }
 // registry that never signed a leaf may do it: a replicated member that
 // takes the log's key from its init entry (docs/cluster.md §14).
 func ReplaceLogKey(dataDir string, k *LogKey) error {
-	dir := filepath.Dir(LogKeyPath(dataDir))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("tiles: create key dir: %w", err)
-	}
-	suffix := make([]byte, 8)
-	_, _ = rand.Read(suffix) // crypto/rand.Read never fails (Go 1.24+)
-	tmp := filepath.Join(dir, LogKeyFile+".tmp-"+hex.EncodeToString(suffix))
-	if err := durable.WriteFileSync(tmp, []byte(k.signerKey()+"\n"), 0o600); err != nil {
-		return fmt.Errorf("tiles: write log key: %w", err)
-	}
-	if err := os.Rename(tmp, LogKeyPath(dataDir)); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("tiles: replace log key: %w", err)
-	}
-	if err := durable.SyncDir(dir); err != nil {
-		return fmt.Errorf("tiles: sync %s: %w", dir, err)
-	}
-	return nil
+	return publishLogKey(dataDir, k, func(tmp, path string) error {
+		if err := os.Rename(tmp, path); err != nil {
+			return fmt.Errorf("tiles: replace log key: %w", err)
+		}
+		return nil
+	})
 }
